@@ -1,0 +1,127 @@
+/**
+ * Names of every Redis key the system writes, all under one `KEY_PREFIX`.
+ *
+ * Data-plane keys (one hash tag per shard, so shards spread across Redis Cluster slots; a shard's
+ * stream and its meta hash share the tag, so same-slot Lua can check both):
+ * - `<prefix>:{<stream>:<shard>}` — the shard's Redis Stream.
+ * - `<prefix>:{<stream>:<shard>}:meta` — hash: `state` (`open`/`closed`) and `owner:<group>`
+ *   (the fence token of the member allowed to read and ack for that group).
+ * - `<prefix>:{<stream>}:dlq` — the stream's dead-letter stream.
+ *
+ * Control-plane keys (one tag per group; stream metadata under its own tag):
+ * - `<prefix>:{g:<group>}:meta|members|targets|seen|events`
+ * - `<prefix>:{m}:groups`, `<prefix>:{m}:streams`, `<prefix>:{m}:stream-events:<stream>`
+ * - pub/sub channels `<prefix>:nudge:<group>` and `<prefix>:streams-changed`.
+ *
+ * @publicApi
+ */
+export class KeySpace {
+  constructor(readonly prefix: string) {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) {
+      throw new RangeError(
+        `KEY_PREFIX must be 1-64 characters of [A-Za-z0-9._-], got ${JSON.stringify(prefix)}`,
+      );
+    }
+  }
+
+  /** The Redis Stream key of one shard. */
+  shardKey(stream: string, shard: number): string {
+    return `${this.prefix}:{${stream}:${shard}}`;
+  }
+
+  /** The dead-letter stream of a logical stream. */
+  deadLetterKey(stream: string): string {
+    return `${this.prefix}:{${stream}}:dlq`;
+  }
+
+  /** Control-plane hash of one group's epochs and version. */
+  groupMetaKey(group: string): string {
+    return `${this.prefix}:{g:${group}}:meta`;
+  }
+
+  /** Control-plane hash: member id → member record (JSON). */
+  groupMembersKey(group: string): string {
+    return `${this.prefix}:{g:${group}}:members`;
+  }
+
+  /** Control-plane hash: member id → target assignment (JSON). */
+  groupTargetsKey(group: string): string {
+    return `${this.prefix}:{g:${group}}:targets`;
+  }
+
+  /** Control-plane hash: member id → last heartbeat time (Redis clock, ms). */
+  groupSeenKey(group: string): string {
+    return `${this.prefix}:{g:${group}}:seen`;
+  }
+
+  /** The group's append-only event log (a Redis Stream). */
+  groupEventsKey(group: string): string {
+    return `${this.prefix}:{g:${group}}:events`;
+  }
+
+  /** Set of every known group id. */
+  groupsIndexKey(): string {
+    return `${this.prefix}:{m}:groups`;
+  }
+
+  /** Hash: stream name → stream metadata (JSON). */
+  streamsKey(): string {
+    return `${this.prefix}:{m}:streams`;
+  }
+
+  /** Event log of one stream's metadata changes (creation, reshard steps). */
+  streamEventsKey(stream: string): string {
+    return `${this.prefix}:{m}:stream-events:${stream}`;
+  }
+
+  /** Pub/sub channel on which members of `group` are told to heartbeat at once. */
+  nudgeChannel(group: string): string {
+    return `${this.prefix}:nudge:${group}`;
+  }
+
+  /** Pub/sub channel on which replicas learn that stream metadata changed. */
+  streamsChangedChannel(): string {
+    return `${this.prefix}:streams-changed`;
+  }
+}
+
+/**
+ * The meta hash of a shard, derived from the shard key the coordinator hands out.
+ *
+ * @publicApi
+ */
+export function shardMetaKey(shardKey: string): string {
+  return `${shardKey}:meta`;
+}
+
+/**
+ * Field of a shard's meta hash holding the fence token of `group`'s owner.
+ *
+ * @publicApi
+ */
+export function ownerField(group: string): string {
+  return `owner:${group}`;
+}
+
+/**
+ * A fence token: `<version>:<memberId>`. The version is the coordinator's group version at the
+ * grant, so token writes can be ordered; members are matched on the member id part.
+ *
+ * @publicApi
+ */
+export function fenceToken(version: number, memberId: string): string {
+  return `${version}:${memberId}`;
+}
+
+/**
+ * Splits a fence token into its version and member id, or `null` when it is malformed.
+ *
+ * @publicApi
+ */
+export function parseFenceToken(token: string): { version: number; memberId: string } | null {
+  const colon = token.indexOf(':');
+  if (colon <= 0) return null;
+  const version = Number(token.slice(0, colon));
+  if (!Number.isSafeInteger(version)) return null;
+  return { version, memberId: token.slice(colon + 1) };
+}

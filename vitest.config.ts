@@ -1,0 +1,36 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * One Vitest run covers every suite; `npm test` (the README's test command) runs it after lint,
+ * typecheck and build, because the end-to-end suites start the built apps as child processes.
+ *
+ * - `unit`: pure logic next to the code (`*.spec.ts` under `apps/` and `libs/`).
+ * - `e2e`: real Redis, real HTTP, real child processes (`test/**\/*.e2e-spec.ts`).
+ */
+export default defineConfig({
+  resolve: { tsconfigPaths: true },
+  test: {
+    globalSetup: ['./test/support/global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.e2e-spec.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
