@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+/** The Redis every suite uses, resolved once by the global setup. */
+export function redisUrl(): string {
+  const provided = inject('redisUrl');
+  if (provided) return provided;
+  if (process.env.REDIS_URL) return process.env.REDIS_URL;
+  throw new Error('no Redis URL was provided by the global setup');
+}
+
+/** A key prefix no other test uses: `t<random>-<label>`. */
+export function uniquePrefix(label: string): string {
+  const safe = label.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 24);
+  return `t${randomBytes(4).toString('hex')}-${safe}`;
+}
+
+/** A new ioredis client on the test Redis. The caller quits it. */
+export function createTestRedis(): Redis {
+  return new Redis(redisUrl(), { maxRetriesPerRequest: 2, lazyConnect: false });
+}
+
+/** Deletes every key under `prefix:` (SCAN, so it never blocks the server). */
+export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+/**
+ * Registers suite hooks: a client connected before the suite, and at the end every key under the
+ * suite's unique prefix deleted and the client closed.
+ */
+export function useRedisPrefix(label: string): { prefix: string; redis: () => Redis } {
+  const prefix = uniquePrefix(label);
+  let client: Redis | undefined;
+  beforeAll(() => {
+    client = createTestRedis();
+  });
+  afterAll(async () => {
+    if (!client) return;
+    await cleanupPrefix(client, prefix);
+    client.disconnect();
+  });
+  return {
+    prefix,
+    redis: () => {
+      if (!client) throw new Error('useRedisPrefix: the Redis client is not connected yet');
+      return client;
+    },
+  };
+}
