@@ -1,4 +1,21 @@
-import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import 'reflect-metadata';
+import { startCoordinator } from './bootstrap.js';
+import { loadCoordinatorConfig } from './config/coordinator-config.js';
+import { InvalidConfigError } from './config/invalid-config.error.js';
 
-// Placeholder entry point; replaced by the coordinator bootstrap.
-console.log(new KeySpace(process.env.KEY_PREFIX ?? 'rsc').groupsIndexKey());
+/** Entry point: configured by the environment only (PROTOCOL.md §6). */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadCoordinatorConfig(process.env);
+  } catch (error) {
+    if (error instanceof InvalidConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  await startCoordinator(config);
+}
+
+await main();

@@ -10,7 +10,8 @@
  *
  * Control-plane keys (one tag per group; stream metadata under its own tag):
  * - `<prefix>:{g:<group>}:meta|members|targets|seen|events`
- * - `<prefix>:{m}:groups`, `<prefix>:{m}:streams`, `<prefix>:{m}:stream-events:<stream>`
+ * - `<prefix>:{m}:groups`, `<prefix>:{m}:streams`, `<prefix>:{m}:catalog-version`,
+ *   `<prefix>:{m}:stream-events:<stream>`
  * - pub/sub channels `<prefix>:nudge:<group>` and `<prefix>:streams-changed`.
  *
  * @publicApi
@@ -67,6 +68,11 @@ export class KeySpace {
   /** Hash: stream name → stream metadata (JSON). */
   streamsKey(): string {
     return `${this.prefix}:{m}:streams`;
+  }
+
+  /** Counter bumped on every change of any stream's metadata (the catalog version). */
+  catalogVersionKey(): string {
+    return `${this.prefix}:{m}:catalog-version`;
   }
 
   /** Event log of one stream's metadata changes (creation, reshard steps). */

@@ -1,0 +1,70 @@
+import { type LogLevel, Logger, type ModuleMetadata } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { CoordinatorConfig } from './config/coordinator-config.js';
+import { CoordinatorAppModule } from './coordinator-app.module.js';
+import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
+import { GROUP_COORDINATOR, GROUP_STORE, STREAM_REGISTRY } from './groups/groups.tokens.js';
+import type { GroupCoordinator } from './groups/group-coordinator.js';
+import type { GroupStore } from './store/group-store.js';
+import type { StreamRegistry } from './streams/stream-registry.js';
+
+/** Raw bodies up to this size are accepted by the HTTP server; the API limit (1 MiB) is enforced
+ * after authentication, so an unauthenticated oversized request still gets 401 first. */
+const RAW_BODY_CEILING = 16 * 1024 * 1024;
+
+const LEVELS: Record<CoordinatorConfig['logLevel'], LogLevel[]> = {
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  log: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+  verbose: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/**
+ * Creates the coordinator application (not yet listening): Fastify, bodies kept raw for the
+ * edge validation, shutdown hooks on, metrics bound to the live group state.
+ */
+export async function createCoordinatorApp(
+  config: CoordinatorConfig,
+  extra: Pick<ModuleMetadata, 'imports' | 'providers'> = {},
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: RAW_BODY_CEILING, trustProxy: true });
+  const fastify = adapter.getInstance();
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RAW_BODY_CEILING }, (_req, body, done) => {
+    done(null, body);
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(CoordinatorAppModule.forRoot(config, extra), adapter, {
+    bodyParser: false,
+    logger: LEVELS[config.logLevel],
+  });
+  app.enableShutdownHooks();
+  const coordinator = app.get<GroupCoordinator>(GROUP_COORDINATOR);
+  const store = app.get<GroupStore>(GROUP_STORE);
+  const registry = app.get<StreamRegistry>(STREAM_REGISTRY);
+  app.get(CoordinatorMetrics).bind({
+    catalog: registry,
+    async groups() {
+      const ids = await store.listGroupIds();
+      const out = [];
+      for (const id of ids) {
+        const g = await coordinator.read(id);
+        if (g.exists) out.push(g.state);
+      }
+      return out;
+    },
+  });
+  return app;
+}
+
+/** Creates the app and listens on the configured host and port. */
+export async function startCoordinator(config: CoordinatorConfig): Promise<NestFastifyApplication> {
+  const app = await createCoordinatorApp(config);
+  await app.listen(config.port, config.host);
+  if (config.auth === 'none') {
+    new Logger('Coordinator').warn('COORDINATOR_AUTH=none: every request is treated as admin (local development only)');
+  }
+  new Logger('Coordinator').log(`listening on ${await app.getUrl()}`);
+  return app;
+}

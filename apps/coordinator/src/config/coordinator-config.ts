@@ -1,0 +1,164 @@
+import { isValidName } from '@redis-stream-coordinator/nestjs/protocol';
+import { z } from 'zod';
+import { InvalidConfigError } from './invalid-config.error.js';
+
+const int = (name: string, min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return fallback;
+      const n = Number(raw);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw)})`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const tokens = z
+  .string()
+  .optional()
+  .transform((raw) =>
+    (raw ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0),
+  );
+
+/** A stream declared at start: `orders:8`. */
+export interface DeclaredStream {
+  readonly stream: string;
+  readonly shards: number;
+}
+
+const MAX_SHARDS_LIMIT = 4096;
+
+const schema = z
+  .object({
+    PORT: int('PORT', 0, 65535, 7400),
+    HOST: z.string().optional().default('0.0.0.0'),
+    REDIS_URL: z.string().optional().default('redis://127.0.0.1:6379'),
+    KEY_PREFIX: z
+      .string()
+      .optional()
+      .default('rsc')
+      .refine((p) => /^[A-Za-z0-9._-]{1,64}$/.test(p), {
+        message: 'KEY_PREFIX must be 1-64 characters of [A-Za-z0-9._-]',
+      }),
+    COORDINATOR_TOKEN: tokens,
+    COORDINATOR_ADMIN_TOKEN: tokens,
+    COORDINATOR_AUTH: z
+      .enum(['token', 'none'], { message: 'COORDINATOR_AUTH must be "token" or "none"' })
+      .optional()
+      .default('token'),
+    HEARTBEAT_INTERVAL_MS: int('HEARTBEAT_INTERVAL_MS', 10, 3_600_000, 3000),
+    SESSION_TIMEOUT_MS: int('SESSION_TIMEOUT_MS', 50, 86_400_000, 15000),
+    STREAMS: z.string().optional().default(''),
+    GROUP_MAX_SIZE: int('GROUP_MAX_SIZE', 1, 1_000_000, 10000),
+    DEFAULT_ASSIGNOR: z.string().optional().default('uniform'),
+    MAX_SHARDS: int('MAX_SHARDS', 1, MAX_SHARDS_LIMIT, 1024),
+    EVENT_LOG_MAXLEN: int('EVENT_LOG_MAXLEN', 100, 100_000_000, 10000),
+    EVENT_LOG_MAX_AGE_MS: int('EVENT_LOG_MAX_AGE_MS', 0, 365 * 86_400_000, 0),
+    SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 600_000, 0),
+    RESHARD_POLL_MS: int('RESHARD_POLL_MS', 20, 60_000, 200),
+    LOG_LEVEL: z
+      .enum(['error', 'warn', 'log', 'debug', 'verbose'], {
+        message: 'LOG_LEVEL must be one of error, warn, log, debug, verbose',
+      })
+      .optional()
+      .default('log'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.HEARTBEAT_INTERVAL_MS >= env.SESSION_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HEARTBEAT_INTERVAL_MS'],
+        message: `HEARTBEAT_INTERVAL_MS (${env.HEARTBEAT_INTERVAL_MS}) must be smaller than SESSION_TIMEOUT_MS (${env.SESSION_TIMEOUT_MS})`,
+      });
+    }
+    if (env.COORDINATOR_AUTH === 'token' && env.COORDINATOR_TOKEN.length + env.COORDINATOR_ADMIN_TOKEN.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['COORDINATOR_TOKEN'],
+        message:
+          'no token configured: set COORDINATOR_TOKEN (member role) and COORDINATOR_ADMIN_TOKEN (admin role), or COORDINATOR_AUTH=none for local development only',
+      });
+    }
+  });
+
+/** The coordinator's validated configuration (PROTOCOL.md §6 plus the documented extras). */
+export interface CoordinatorConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly redisUrl: string;
+  readonly keyPrefix: string;
+  readonly memberTokens: readonly string[];
+  readonly adminTokens: readonly string[];
+  /** `none` only for local development: every request is treated as admin. */
+  readonly auth: 'token' | 'none';
+  readonly heartbeatIntervalMs: number;
+  readonly sessionTimeoutMs: number;
+  readonly streams: readonly DeclaredStream[];
+  readonly groupMaxSize: number;
+  readonly defaultAssignor: string;
+  readonly maxShards: number;
+  readonly eventLogMaxLen: number;
+  readonly eventLogMaxAgeMs: number;
+  readonly shutdownGraceMs: number;
+  readonly reshardPollMs: number;
+  readonly logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+}
+
+function parseStreams(raw: string, maxShards: number): DeclaredStream[] {
+  const out: DeclaredStream[] = [];
+  for (const item of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [name, count, ...rest] = item.split(':');
+    const shards = Number(count);
+    if (rest.length > 0 || !name || !isValidName(name) || !Number.isInteger(shards) || shards < 1 || shards > maxShards) {
+      throw new InvalidConfigError([
+        `STREAMS entry ${JSON.stringify(item)} must look like <name>:<shards> with a name of 1-128 [A-Za-z0-9._-] and 1-${maxShards} shards`,
+      ]);
+    }
+    if (out.some((s) => s.stream === name)) {
+      throw new InvalidConfigError([`STREAMS declares ${name} twice`]);
+    }
+    out.push({ stream: name, shards });
+  }
+  return out;
+}
+
+/**
+ * Reads and validates the configuration from environment variables. Throws
+ * {@link InvalidConfigError} listing every problem; the process then stops with that message.
+ */
+export function loadCoordinatorConfig(env: NodeJS.ProcessEnv = process.env): CoordinatorConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new InvalidConfigError(parsed.error.issues.map((i) => i.message));
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    redisUrl: e.REDIS_URL,
+    keyPrefix: e.KEY_PREFIX,
+    memberTokens: e.COORDINATOR_TOKEN,
+    adminTokens: e.COORDINATOR_ADMIN_TOKEN,
+    auth: e.COORDINATOR_AUTH,
+    heartbeatIntervalMs: e.HEARTBEAT_INTERVAL_MS,
+    sessionTimeoutMs: e.SESSION_TIMEOUT_MS,
+    streams: parseStreams(e.STREAMS, e.MAX_SHARDS),
+    groupMaxSize: e.GROUP_MAX_SIZE,
+    defaultAssignor: e.DEFAULT_ASSIGNOR,
+    maxShards: e.MAX_SHARDS,
+    eventLogMaxLen: e.EVENT_LOG_MAXLEN,
+    eventLogMaxAgeMs: e.EVENT_LOG_MAX_AGE_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    reshardPollMs: e.RESHARD_POLL_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,155 @@
+import {
+  type Assignment,
+  EMPTY_ASSIGNMENT,
+  equals,
+  has,
+  pairs,
+  shardRef,
+  size,
+} from './assignment.js';
+import type { AssignorMember } from './assignors/shard-assignor.interface.js';
+import { chooseAssignor, type CoordinatorRules } from './coordinator-rules.js';
+import type { BumpReason } from './group-event.js';
+import type { GroupTransaction } from './group-transaction.js';
+import type { StreamCatalog } from './stream-catalog.js';
+
+/** Most individual shard moves listed in one TARGET_ASSIGNMENT_CHANGED event. */
+const MAX_LISTED_MOVES = 500;
+
+/** The fingerprint of what the group's subscribed streams look like to it right now. */
+export function metadataSignature(txn: GroupTransaction, catalog: StreamCatalog): string {
+  return txn
+    .subscribedStreams()
+    .map((s) => `${s}@${catalog.view(txn.groupId, s)?.version ?? '-'}`)
+    .join(',');
+}
+
+/** The streams (and their consumable shards) the assignor sees. */
+export function assignableStreams(
+  txn: GroupTransaction,
+  catalog: StreamCatalog,
+): Map<string, readonly number[]> {
+  const streams = new Map<string, readonly number[]>();
+  for (const s of txn.subscribedStreams()) {
+    const view = catalog.view(txn.groupId, s);
+    if (view) streams.set(s, view.shards);
+  }
+  return streams;
+}
+
+/**
+ * Recomputes the target when `groupEpoch > assignmentEpoch` (Kafka's TargetAssignmentBuilder):
+ * runs the group's assignor over every member, writes the targets that changed, moves the
+ * assignment epoch to the group epoch, records which shards moved from whom to whom and why, and
+ * marks members that now have work to do for a nudge.
+ */
+export function maybeUpdateTarget(
+  txn: GroupTransaction,
+  catalog: StreamCatalog,
+  rules: CoordinatorRules,
+  reason: BumpReason,
+  requesterId: string | null,
+): boolean {
+  if (txn.meta.groupEpoch <= txn.meta.assignmentEpoch) return false;
+  const members = new Map<string, AssignorMember>();
+  const sortedIds = [...txn.members.entries()].map(([id]) => id).sort();
+  for (const id of sortedIds) {
+    const m = txn.members.get(id);
+    if (!m) continue;
+    members.set(id, {
+      memberId: id,
+      instanceId: m.instanceId,
+      rackId: m.rackId,
+      subscribedStreams: m.subscribedStreams,
+      previousTarget: txn.targets.get(id) ?? EMPTY_ASSIGNMENT,
+    });
+  }
+  const streams = assignableStreams(txn, catalog);
+  const assignorName = chooseAssignor(
+    [...members.keys()].map((id) => txn.members.get(id)?.assignor ?? null),
+    rules.defaultAssignor,
+  );
+  const assignor = rules.assignors.get(assignorName);
+  if (!assignor) throw new Error(`assignor ${assignorName} is not configured`);
+  const started = performance.now();
+  const result = assignor.assign({ members, streams });
+  const tookMs = performance.now() - started;
+  checkAssignorOutput(assignorName, result, members, streams);
+
+  const previousOwner = new Map<string, string>();
+  for (const [id, m] of members) {
+    for (const [stream, shard] of pairs(m.previousTarget)) {
+      previousOwner.set(shardRef(stream, shard), id);
+    }
+  }
+  const moves: Array<{ stream: string; shard: number; from: string | null; to: string }> = [];
+  let moveCount = 0;
+  for (const [id, m] of members) {
+    const next = result.get(id) ?? EMPTY_ASSIGNMENT;
+    if (!equals(next, m.previousTarget)) {
+      txn.targets.set(id, next);
+      for (const [stream, shard] of pairs(next)) {
+        if (has(m.previousTarget, stream, shard)) continue;
+        moveCount++;
+        if (moves.length < MAX_LISTED_MOVES) {
+          moves.push({
+            stream,
+            shard,
+            from: previousOwner.get(shardRef(stream, shard)) ?? null,
+            to: id,
+          });
+        }
+      }
+    }
+    const current = txn.members.get(id);
+    if (id !== requesterId && current && !equals(next, current.assigned)) txn.nudges.add(id);
+  }
+  for (const [id] of [...txn.targets.entries()]) {
+    if (!members.has(id)) txn.targets.delete(id);
+  }
+  txn.setMeta({ assignmentEpoch: txn.meta.groupEpoch });
+  txn.emit('TARGET_ASSIGNMENT_CHANGED', {
+    assignmentEpoch: txn.meta.groupEpoch,
+    assignor: assignorName,
+    reason,
+    assignorMs: Math.round(tookMs * 1000) / 1000,
+    members: members.size,
+    shards: [...result.values()].reduce((n, a) => n + size(a), 0),
+    moved: moveCount,
+    moves,
+    movesTruncated: moveCount > moves.length,
+  });
+  txn.assignorRuns.push({ assignor: assignorName, ms: tookMs });
+  return true;
+}
+
+/** Refuses an assignor result that breaks the ShardAssignor contract (a custom assignor bug). */
+function checkAssignorOutput(
+  name: string,
+  result: Map<string, Assignment>,
+  members: ReadonlyMap<string, AssignorMember>,
+  streams: ReadonlyMap<string, readonly number[]>,
+): void {
+  const seen = new Set<string>();
+  const assignable = new Map<string, Set<number>>();
+  for (const [stream, shards] of streams) assignable.set(stream, new Set(shards));
+  for (const [id, assignment] of result) {
+    const member = members.get(id);
+    if (!member) throw new Error(`assignor ${name} returned a target for unknown member ${id}`);
+    for (const [stream, shard] of pairs(assignment)) {
+      if (!member.subscribedStreams.includes(stream)) {
+        throw new Error(
+          `assignor ${name} gave ${stream}/${shard} to ${id}, which does not subscribe to ${stream}`,
+        );
+      }
+      if (!assignable.get(stream)?.has(shard)) {
+        throw new Error(
+          `assignor ${name} gave ${id} shard ${stream}/${shard}, which is not assignable`,
+        );
+      }
+      const ref = shardRef(stream, shard);
+      if (seen.has(ref)) throw new Error(`assignor ${name} gave ${stream}/${shard} to two members`);
+      seen.add(ref);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { buildOpenApiDocument } from './openapi-document.js';
+
+/** Serves the OpenAPI document (no token needed). */
+@Controller('docs')
+export class DocsController {
+  private readonly document: Record<string, unknown>;
+
+  constructor(@Inject(COORDINATOR_CONFIG) config: CoordinatorConfig) {
+    this.document = buildOpenApiDocument(config.maxShards);
+  }
+
+  @Get()
+  document_(): Record<string, unknown> {
+    return this.document;
+  }
+
+  @Get('openapi.json')
+  openapi(): Record<string, unknown> {
+    return this.document;
+  }
+}

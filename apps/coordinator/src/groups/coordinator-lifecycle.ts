@@ -1,0 +1,65 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from '../redis/redis.tokens.js';
+import type { StreamRegistry } from '../streams/stream-registry.js';
+import type { GroupCoordinator } from './group-coordinator.js';
+import { GROUP_COORDINATOR, SESSION_TIMERS, STREAM_REGISTRY } from './groups.tokens.js';
+import type { SessionTimers } from './session-timers.js';
+
+/**
+ * Starts and stops the coordinator's background work: loads the stream catalog and declares the
+ * `STREAMS` of the configuration, follows catalog changes made by other replicas (re-evaluating
+ * the groups that subscribe to a changed stream, so they are assigned new shards without waiting
+ * for a heartbeat), runs the session/rebalance timers, and restarts every timer when the Redis
+ * connection comes back (as Kafka re-arms timers when a coordinator loads).
+ */
+@Injectable()
+export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Coordinator');
+  private stopped = false;
+
+  constructor(
+    @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
+    @Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection,
+    @Inject(COORDINATOR_REDIS_SUBSCRIBER) private readonly subscriber: RedisConnection,
+    @Inject(STREAM_REGISTRY) private readonly registry: StreamRegistry,
+    @Inject(GROUP_COORDINATOR) private readonly coordinator: GroupCoordinator,
+    @Inject(SESSION_TIMERS) private readonly timers: SessionTimers,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.registry.refresh();
+    for (const { stream, shards } of this.config.streams) {
+      const result = await this.registry.create(stream, shards, this.coordinator.clock.now());
+      if (result.status === 'conflict') {
+        this.logger.warn(
+          `STREAMS declares ${stream}:${shards} but it exists with ${result.record.shards.length} shard(s); keeping it (use the reshard route to change it)`,
+        );
+      }
+    }
+    await this.subscriber.subscribe(this.registry.keys.streamsChangedChannel());
+    this.subscriber.on('message', () => void this.onCatalogChanged());
+    this.redis.on('ready', () => this.timers.restartClock());
+    this.timers.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    await this.timers.stop();
+  }
+
+  private async onCatalogChanged(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.registry.refresh();
+      for (const [groupId, cached] of this.coordinator.cachedGroups()) {
+        if (!cached.exists || cached.state.members.size === 0) continue;
+        await this.coordinator.touchMetadata(groupId);
+      }
+    } catch (error) {
+      this.logger.warn(`catalog refresh failed: ${String(error)}`);
+    }
+  }
+}

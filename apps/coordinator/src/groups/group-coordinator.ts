@@ -1,0 +1,316 @@
+import type {
+  HeartbeatRequest,
+  HeartbeatResponse,
+  LeaveRequest,
+  LeaveResponse,
+} from '@redis-stream-coordinator/nestjs/protocol';
+import { has, pairs, union } from '../core/assignment.js';
+import { CoordinatorError } from '../core/coordinator-error.js';
+import type { CoordinatorRules } from '../core/coordinator-rules.js';
+import type { RemovalReason } from '../core/group-event.js';
+import { refreshMetadata, removeMember } from '../core/group-operations.js';
+import type { GroupState } from '../core/group-state.js';
+import { GroupTransaction } from '../core/group-transaction.js';
+import { isFullRequest, processHeartbeat } from '../core/heartbeat.js';
+import { maybeUpdateTarget } from '../core/target-assignment.js';
+import type { FenceWriter } from '../store/fence-writer.js';
+import type { GroupStore } from '../store/group-store.js';
+import type { StreamRegistry } from '../streams/stream-registry.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { NudgePublisher } from './nudge-publisher.js';
+import type { RedisClock } from './redis-clock.js';
+
+/** How often a request is recomputed after losing a compare-and-set race before giving up. */
+const MAX_ATTEMPTS = 8;
+
+/** A group as cached by this replica. */
+interface CachedGroup {
+  state: GroupState;
+  exists: boolean;
+  catalogVersion: number;
+}
+
+/** Observes what the coordinator does (metrics). All methods optional. */
+export interface GroupCoordinatorObserver {
+  onCommitted?(groupId: string, txn: GroupTransaction): void;
+  onConflict?(groupId: string): void;
+}
+
+/** What one mutation returns to {@link GroupCoordinator.mutate}. */
+interface MutationPlan<T> {
+  readonly result: T;
+  /** Record a heartbeat from this member. */
+  readonly touch?: string;
+  /** Expiry re-check: commit only if these members have not heartbeated since the cutoff. */
+  readonly staleSince?: ReadonlyArray<readonly [string, number]>;
+  /** After committing, (re)write the fences of every shard this member holds. */
+  readonly ensureFencesOf?: string;
+}
+
+/**
+ * Serves the group protocol on top of the pure core: per group, requests run one at a time in
+ * this replica; each one is computed on a staged transaction over the cached state and persisted
+ * with one compare-and-set Lua call. Losing the race to another replica reloads the group and
+ * recomputes, so no update is ever lost and no decision is ever based on stale state. After a
+ * commit, data-plane fences are written (before the response goes out) and waiting members are
+ * nudged.
+ */
+export class GroupCoordinator {
+  private readonly cache = new Map<string, CachedGroup>();
+  private readonly queue = new KeyedQueue();
+
+  constructor(
+    private readonly store: GroupStore,
+    private readonly registry: StreamRegistry,
+    private readonly fences: FenceWriter,
+    private readonly nudger: NudgePublisher,
+    readonly rules: CoordinatorRules,
+    readonly clock: RedisClock,
+    private readonly observer: GroupCoordinatorObserver = {},
+  ) {}
+
+  /** `POST /v1/groups/{groupId}/heartbeat`. */
+  heartbeat(
+    groupId: string,
+    req: HeartbeatRequest,
+    clientHost: string | null,
+  ): Promise<HeartbeatResponse | LeaveResponse> {
+    return this.mutate(groupId, (txn, cached) => {
+      const outcome = processHeartbeat(txn, cached.exists, req, {
+        rules: this.rules,
+        catalog: this.registry,
+        clientHost,
+      });
+      if (outcome.kind === 'leave') return { result: outcome.response };
+      return {
+        result: outcome.response,
+        touch: outcome.memberId,
+        ...(isFullRequest(req) ? { ensureFencesOf: outcome.memberId } : {}),
+      };
+    });
+  }
+
+  /** `POST /v1/groups/{groupId}/leave`: same as a `-1` (or `-2` when temporary) heartbeat. */
+  async leave(groupId: string, body: LeaveRequest): Promise<LeaveResponse> {
+    const response = await this.heartbeat(
+      groupId,
+      {
+        memberId: body.memberId,
+        memberEpoch: body.temporary === true ? -2 : -1,
+        ...(body.instanceId !== undefined ? { instanceId: body.instanceId } : {}),
+      },
+      null,
+    );
+    return { memberId: response.memberId, memberEpoch: response.memberEpoch };
+  }
+
+  /** `DELETE /v1/groups/{groupId}/members/{memberId}`: removed as if it expired. */
+  removeMemberByAdmin(groupId: string, memberId: string): Promise<void> {
+    return this.mutate(groupId, (txn, cached) => {
+      if (!cached.exists) {
+        throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`);
+      }
+      if (!removeMember(txn, memberId, 'admin', this.registry, this.rules)) {
+        throw new CoordinatorError(
+          'UNKNOWN_MEMBER_ID',
+          `member "${memberId}" is not in group "${groupId}"`,
+        );
+      }
+      return { result: undefined };
+    });
+  }
+
+  /** Removes a member whose session or rebalance timeout ran out (called by the timers). */
+  expire(groupId: string, memberId: string, reason: RemovalReason, staleSince?: number): Promise<boolean> {
+    return this.mutate(groupId, (txn) => {
+      const member = txn.members.get(memberId);
+      if (!member) return { result: false };
+      if (reason === 'rebalance-timeout' && member.state !== 'UNREVOKED_SHARDS') return { result: false };
+      removeMember(txn, memberId, reason, this.registry, this.rules);
+      return {
+        result: true,
+        ...(staleSince !== undefined ? { staleSince: [[memberId, staleSince] as const] } : {}),
+      };
+    }).catch((error: unknown) => {
+      if (error instanceof StaleConditionError) return false;
+      throw error;
+    });
+  }
+
+  /** Re-evaluates a group after stream metadata changed (bumps its epoch, recomputes the target). */
+  touchMetadata(groupId: string): Promise<void> {
+    return this.mutate(groupId, (txn, cached) => {
+      if (cached.exists && txn.members.size > 0 && refreshMetadata(txn, this.registry)) {
+        maybeUpdateTarget(txn, this.registry, this.rules, 'metadata', null);
+      }
+      return { result: undefined };
+    });
+  }
+
+  /** `DELETE /v1/groups/{groupId}`: only an EMPTY group. */
+  async deleteGroup(groupId: string): Promise<void> {
+    await this.queue.run(groupId, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const cached = await this.get(groupId);
+        if (!cached.exists) {
+          throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`);
+        }
+        if (cached.state.members.size > 0) {
+          throw new CoordinatorError(
+            'GROUP_NOT_EMPTY',
+            `group "${groupId}" still has ${cached.state.members.size} member(s); only an EMPTY group can be deleted`,
+          );
+        }
+        const result = await this.store.deleteGroup(groupId, cached.state.meta.version);
+        if (result === 'deleted') {
+          this.cache.delete(groupId);
+          return;
+        }
+        this.cache.delete(groupId);
+      }
+      throw unavailable(groupId);
+    });
+  }
+
+  /**
+   * The committed state of a group, verified against Redis (reads are authoritative: PROTOCOL.md
+   * §9.9). Runs behind the group's queue so it sees every response already sent.
+   */
+  read(groupId: string): Promise<{ state: GroupState; exists: boolean }> {
+    return this.queue.run(groupId, async () => {
+      const cached = await this.get(groupId);
+      const version = await this.store.version(groupId);
+      if (version !== cached.state.meta.version) {
+        this.cache.delete(groupId);
+        const fresh = await this.get(groupId);
+        return { state: fresh.state, exists: fresh.exists };
+      }
+      return { state: cached.state, exists: cached.exists };
+    });
+  }
+
+  /** Group ids this replica has cached (for metrics). */
+  cachedGroups(): ReadonlyMap<string, { state: GroupState; exists: boolean }> {
+    return this.cache;
+  }
+
+  /** Drops a group from the cache (its next request reloads it). */
+  evict(groupId: string): void {
+    this.cache.delete(groupId);
+  }
+
+  private async get(groupId: string): Promise<CachedGroup> {
+    let cached = this.cache.get(groupId);
+    if (!cached) {
+      const loaded = await this.store.load(groupId, this.clock.now());
+      cached = { state: loaded.state, exists: loaded.exists, catalogVersion: loaded.catalogVersion };
+      this.cache.set(groupId, cached);
+    }
+    await this.registry.ensureAtLeast(cached.catalogVersion);
+    return cached;
+  }
+
+  /**
+   * Runs one state change: compute on a transaction, persist with compare-and-set, then fences and
+   * nudges. A protocol error is only returned after checking the cache was current.
+   */
+  private mutate<T>(
+    groupId: string,
+    plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
+  ): Promise<T> {
+    return this.queue.run(groupId, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const cached = await this.get(groupId);
+        const txn = new GroupTransaction(cached.state, this.clock.now());
+        let step: MutationPlan<T>;
+        try {
+          step = plan(txn, cached);
+        } catch (error) {
+          if (error instanceof CoordinatorError && (await this.isStale(groupId, cached))) continue;
+          throw error;
+        }
+        if (!txn.dirty) {
+          const touched = await this.store.touch(groupId, cached.state.meta.version, step.touch ?? '');
+          if (!touched.ok) {
+            this.conflict(groupId);
+            continue;
+          }
+          this.clock.observe(touched.now);
+          await this.ensureFences(groupId, cached, step);
+          return step.result;
+        }
+        if (!cached.exists) await this.store.index(groupId);
+        const written = await this.store.commit(txn, {
+          ...(step.touch ? { touch: step.touch } : {}),
+          ...(step.staleSince ? { staleSince: step.staleSince } : {}),
+          catalogVersion: this.registry.version,
+        });
+        if (!written.ok) {
+          if (written.reason === 'not-stale') throw new StaleConditionError();
+          this.conflict(groupId);
+          continue;
+        }
+        this.clock.observe(written.now);
+        txn.commit(written.version);
+        cached.exists = true;
+        cached.catalogVersion = this.registry.version;
+        await this.fences.apply(groupId, txn.ownershipChanges(), written.version, this.registry);
+        await this.ensureFences(groupId, cached, step);
+        this.observer.onCommitted?.(groupId, txn);
+        void this.nudger.nudge(groupId, this.nudgeTargets(txn, step.touch));
+        return step.result;
+      }
+      throw unavailable(groupId);
+    });
+  }
+
+  private async ensureFences(groupId: string, cached: CachedGroup, step: MutationPlan<unknown>): Promise<void> {
+    if (!step.ensureFencesOf) return;
+    const member = cached.state.members.get(step.ensureFencesOf);
+    if (!member || member.memberEpoch < 0) return;
+    await this.fences.ensure(
+      groupId,
+      member.memberId,
+      pairs(union(member.assigned, member.pendingRevocation)),
+      cached.state.meta.version,
+      this.registry,
+    );
+  }
+
+  /** Members told to heartbeat now: those the change gave work to, and waiters for freed shards. */
+  private nudgeTargets(txn: GroupTransaction, requester: string | undefined): Set<string> {
+    const out = new Set(txn.nudges);
+    const freed = txn.ownershipChanges().filter((c) => c.to === null);
+    if (freed.length > 0) {
+      for (const [id, target] of txn.base.targets) {
+        if (freed.some((c) => has(target, c.stream, c.shard))) out.add(id);
+      }
+    }
+    if (requester !== undefined) out.delete(requester);
+    return out;
+  }
+
+  private async isStale(groupId: string, cached: CachedGroup): Promise<boolean> {
+    const version = await this.store.version(groupId);
+    if (version === cached.state.meta.version) return false;
+    this.conflict(groupId);
+    return true;
+  }
+
+  private conflict(groupId: string): void {
+    this.cache.delete(groupId);
+    this.observer.onConflict?.(groupId);
+  }
+}
+
+/** A conditional expiry lost to a heartbeat that arrived meanwhile. */
+class StaleConditionError extends Error {
+  override readonly name = 'StaleConditionError';
+}
+
+function unavailable(groupId: string): CoordinatorError {
+  return new CoordinatorError(
+    'COORDINATOR_NOT_AVAILABLE',
+    `group "${groupId}" is being changed concurrently by other coordinator replicas; retry`,
+  );
+}

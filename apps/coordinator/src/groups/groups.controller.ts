@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import type {
+  DescribedGroup,
+  GroupEventEntry,
+  GroupListing,
+  HeartbeatResponse,
+  LeaveResponse,
+} from '@redis-stream-coordinator/nestjs/protocol';
+import { PROTOCOL_LIMITS } from '@redis-stream-coordinator/nestjs/protocol';
+import type { FastifyRequest } from 'fastify';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { CoordinatorError } from '../core/coordinator-error.js';
+import { groupIdParam, memberIdParam } from '../http/path-params.js';
+import { decodeBody, validate } from '../http/request-validation.js';
+import { RequireRole } from '../http/roles.decorator.js';
+import { heartbeatRequestSchema, leaveRequestSchema, memberIdRequestSchema } from '../http/schemas/heartbeat.schemas.js';
+import { eventsQuerySchema } from '../http/schemas/streams.schemas.js';
+import type { GroupStore } from '../store/group-store.js';
+import { describeGroup, listGroup } from './group-describer.js';
+import type { GroupCoordinator } from './group-coordinator.js';
+import { GROUP_COORDINATOR, GROUP_STORE } from './groups.tokens.js';
+
+/** The group routes of PROTOCOL.md §2–§3. Bodies arrive raw and are decoded after auth. */
+@Controller('v1/groups')
+export class GroupsController {
+  constructor(
+    @Inject(GROUP_COORDINATOR) private readonly coordinator: GroupCoordinator,
+    @Inject(GROUP_STORE) private readonly store: GroupStore,
+    @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
+  ) {}
+
+  @Post(':groupId/heartbeat')
+  @HttpCode(200)
+  @RequireRole('member')
+  heartbeat(
+    @Body() raw: unknown,
+    @Param('groupId') groupId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<HeartbeatResponse | LeaveResponse> {
+    const body = decodeBody(heartbeatRequestSchema, raw);
+    return this.coordinator.heartbeat(groupIdParam(groupId), body, request.ip ?? null);
+  }
+
+  @Post(':groupId/leave')
+  @HttpCode(200)
+  @RequireRole('member')
+  leave(@Body() raw: unknown, @Param('groupId') groupId: string): Promise<LeaveResponse> {
+    const body = decodeBody(leaveRequestSchema, raw);
+    return this.coordinator.leave(groupIdParam(groupId), body);
+  }
+
+  @Get()
+  @RequireRole('member')
+  async list(): Promise<{ groups: GroupListing[] }> {
+    const ids = await this.store.listGroupIds();
+    const groups: GroupListing[] = [];
+    for (const id of ids) {
+      const { state, exists } = await this.coordinator.read(id);
+      if (exists) groups.push(listGroup(state));
+    }
+    return { groups };
+  }
+
+  @Get(':groupId')
+  @RequireRole('member')
+  async describe(@Param('groupId') groupId: string): Promise<DescribedGroup> {
+    const id = groupIdParam(groupId);
+    const { state, exists } = await this.coordinator.read(id);
+    if (!exists) throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${id}" does not exist`);
+    return describeGroup(state, await this.store.lastSeen(id), this.config.defaultAssignor);
+  }
+
+  @Delete(':groupId/members/:memberId')
+  @HttpCode(204)
+  @RequireRole('admin')
+  async removeMember(@Param('groupId') groupId: string, @Param('memberId') memberId: string): Promise<void> {
+    await this.coordinator.removeMemberByAdmin(groupIdParam(groupId), memberIdParam(memberId));
+  }
+
+  @Delete(':groupId')
+  @HttpCode(204)
+  @RequireRole('admin')
+  async deleteGroup(@Param('groupId') groupId: string): Promise<void> {
+    await this.coordinator.deleteGroup(groupIdParam(groupId));
+  }
+
+  @Post(':groupId/member-ids')
+  @HttpCode(201)
+  @RequireRole('member')
+  issueMemberId(@Body() raw: unknown, @Param('groupId') groupId: string): { memberId: string } {
+    decodeBody(memberIdRequestSchema, raw, { allowEmpty: true });
+    groupIdParam(groupId);
+    return { memberId: randomUUID() };
+  }
+
+  @Get(':groupId/events')
+  @RequireRole('member')
+  async events(
+    @Param('groupId') groupId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<{ events: GroupEventEntry[] }> {
+    const id = groupIdParam(groupId);
+    const q = validate(eventsQuerySchema, { ...query }, 'query');
+    const { exists } = await this.coordinator.read(id);
+    if (!exists) throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${id}" does not exist`);
+    return { events: await this.store.events(id, q.after, q.limit ?? PROTOCOL_LIMITS.defaultEventsLimit) };
+  }
+}

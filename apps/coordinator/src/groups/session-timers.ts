@@ -1,0 +1,94 @@
+import type { GroupStore } from '../store/group-store.js';
+import type { GroupCoordinator } from './group-coordinator.js';
+
+/** Minimal logger (Nest's `Logger` fits). */
+interface TimerLogger {
+  warn(message: string): void;
+}
+
+/**
+ * Session and rebalance timeouts (PROTOCOL.md §2 rule 5), run by every replica: each tick reads
+ * every group's heartbeat times with the Redis clock, and removes members whose session ran out
+ * (the removal re-checks atomically that no heartbeat arrived meanwhile) or who stayed in
+ * UNREVOKED_SHARDS past their rebalance timeout. Timers are "fresh" after a start or a Redis
+ * reconnect: nobody expires before a full session timeout has passed since then (Kafka re-arms
+ * every timer when a coordinator loads).
+ */
+export class SessionTimers {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private freshSince: number | null = null;
+  private groupIds: string[] = [];
+  private ticks = 0;
+
+  constructor(
+    private readonly store: GroupStore,
+    private readonly coordinator: GroupCoordinator,
+    private readonly intervalMs: number,
+    private readonly logger: TimerLogger,
+  ) {}
+
+  /** Starts ticking; timers count from now. */
+  start(): void {
+    this.restartClock();
+    this.timer ??= setInterval(() => {
+      if (!this.running) {
+        this.running = this.tick()
+          .catch((error: unknown) => this.logger.warn(`session timers: ${String(error)}`))
+          .finally(() => {
+            this.running = null;
+          });
+      }
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Every member's timer starts over (after a reconnect to Redis). */
+  restartClock(): void {
+    this.freshSince = null;
+  }
+
+  /** Stops ticking and waits for a tick in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass over every group. Public for tests. */
+  async tick(): Promise<void> {
+    if (this.ticks++ % 8 === 0 || this.groupIds.length === 0) {
+      this.groupIds = await this.store.listGroupIds();
+    }
+    const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
+    for (const groupId of this.groupIds) {
+      const scan = await this.store.scan(groupId, sessionTimeoutMs);
+      this.coordinator.clock.observe(scan.now);
+      this.freshSince ??= scan.now;
+      const sinceFresh = scan.now - this.freshSince;
+      if (sinceFresh >= sessionTimeoutMs) {
+        for (const memberId of scan.stale) {
+          await this.coordinator.expire(groupId, memberId, 'expiry', scan.now - sessionTimeoutMs);
+        }
+      }
+      await this.checkRebalanceTimeouts(groupId, scan.version, scan.now);
+    }
+  }
+
+  private async checkRebalanceTimeouts(groupId: string, version: number, now: number): Promise<void> {
+    let cached = this.coordinator.cachedGroups().get(groupId);
+    if (!cached || cached.state.meta.version !== version) {
+      if (version === 0) return;
+      cached = await this.coordinator.read(groupId);
+    }
+    const fresh = this.freshSince ?? now;
+    const overdue: string[] = [];
+    for (const m of cached.state.members.values()) {
+      if (m.state !== 'UNREVOKED_SHARDS' || m.revokeStartedAt === null) continue;
+      if (now > Math.max(m.revokeStartedAt, fresh) + m.rebalanceTimeoutMs) overdue.push(m.memberId);
+    }
+    for (const memberId of overdue) {
+      await this.coordinator.expire(groupId, memberId, 'rebalance-timeout');
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { Controller, Get } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { RedisHealthIndicator } from './redis.health.js';
+import { ServingState } from './serving-state.js';
+
+/** Terminus routes (PROTOCOL.md §8): liveness of the process, readiness to serve. */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly redis: RedisHealthIndicator,
+    private readonly serving: ServingState,
+  ) {}
+
+  /** The process is up and its event loop answers. */
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  /** Redis reachable and writable, and this replica serving (503 while shutting down). */
+  @Get('ready')
+  @HealthCheck()
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.serving.check('coordinator'),
+      () => this.redis.isReachable('redis'),
+      () => this.redis.isWritable('persistence'),
+    ]);
+  }
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { GroupsModule } from '../groups/groups.module.js';
+import { HealthController } from './health.controller.js';
+import { RedisHealthIndicator } from './redis.health.js';
+import { ServingState } from './serving-state.js';
+
+/** `/health/live` and `/health/ready`. */
+@Module({
+  imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty', logger: false }), GroupsModule],
+  controllers: [HealthController],
+  providers: [RedisHealthIndicator, ServingState],
+})
+export class HealthModule {}

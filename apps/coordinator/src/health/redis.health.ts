@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { KEY_SPACE } from '../groups/groups.tokens.js';
+import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
+
+/** Bounds each probe so a hung Redis turns the check `down` instead of hanging it. */
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Redis health for readiness: reachable (PING) and writable (a short-lived write under the
+ * coordinator's prefix, so a read-only replica after a failover shows as `down`). Returns `down`
+ * with the reason; never throws.
+ */
+@Injectable()
+export class RedisHealthIndicator {
+  constructor(
+    private readonly health: HealthIndicatorService,
+    @Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection,
+    @Inject(KEY_SPACE) private readonly keys: KeySpace,
+  ) {}
+
+  async isReachable(key: string): Promise<HealthIndicatorResult<typeof key>> {
+    const indicator = this.health.check(key);
+    try {
+      await withTimeout(this.redis.ping(), 1000, 'PING');
+      return indicator.up();
+    } catch (error) {
+      return indicator.down({ reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+
+  async isWritable(key: string): Promise<HealthIndicatorResult<typeof key>> {
+    const indicator = this.health.check(key);
+    try {
+      await withTimeout(this.redis.set(`${this.keys.prefix}:{m}:health`, String(Date.now()), 'PX', 10_000), 1000, 'write');
+      return indicator.up();
+    } catch (error) {
+      return indicator.down({ reason: `Redis not writable: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+}

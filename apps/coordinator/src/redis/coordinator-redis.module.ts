@@ -1,0 +1,40 @@
+import { Global, Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from './redis.tokens.js';
+
+const logger = new Logger('Redis');
+
+/**
+ * The coordinator's Redis connections (standalone or Cluster, from `REDIS_URL`): one for
+ * commands, one for pub/sub. Both are closed last, on application shutdown.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: COORDINATOR_REDIS,
+      inject: [COORDINATOR_CONFIG],
+      useFactory: (config: CoordinatorConfig): RedisConnection =>
+        createRedisConnection(config.redisUrl, 'command', { connectionName: 'rsc-coordinator', logger }),
+    },
+    {
+      provide: COORDINATOR_REDIS_SUBSCRIBER,
+      inject: [COORDINATOR_CONFIG],
+      useFactory: (config: CoordinatorConfig): RedisConnection =>
+        createRedisConnection(config.redisUrl, 'subscriber', { connectionName: 'rsc-coordinator-sub', logger }),
+    },
+  ],
+  exports: [COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER],
+})
+export class CoordinatorRedisModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection,
+    @Inject(COORDINATOR_REDIS_SUBSCRIBER) private readonly subscriber: RedisConnection,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([this.redis.quit(), this.subscriber.quit()]);
+  }
+}

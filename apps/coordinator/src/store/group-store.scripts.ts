@@ -1,0 +1,86 @@
+/**
+ * Lua scripts of the group store. Every script touches only the keys of one group, which share
+ * the hash tag `{g:<group>}`, so they run on Redis Cluster too. KEYS are always:
+ * 1 meta (hash), 2 members (hash), 3 targets (hash), 4 seen (sorted set: member → last heartbeat,
+ * Redis clock ms), 5 events (stream).
+ */
+
+/**
+ * Compare-and-set write of one change. ARGV[1] is a JSON payload:
+ * `{v, nv, meta?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs}`.
+ * Refuses (returns `{0, currentVersion}`) unless `meta.version == v`; refuses with `{-1, ...}`
+ * when a `stale` condition no longer holds (a member meant to expire has heartbeated since).
+ * On success returns `{1, nowMs}`. All or nothing: nothing is written before the checks pass.
+ */
+export const COMMIT_SCRIPT = `
+local p = cjson.decode(ARGV[1])
+local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if cur ~= p.v then return {0, cur} end
+if p.stale then
+  for _, c in ipairs(p.stale) do
+    local s = redis.call('ZSCORE', KEYS[4], c[1])
+    if s and tonumber(s) > tonumber(c[2]) then return {-1, cur} end
+  end
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'version', p.nv)
+if p.meta then
+  for k, val in pairs(p.meta) do redis.call('HSET', KEYS[1], k, val) end
+end
+if p.mset then for _, e in ipairs(p.mset) do redis.call('HSET', KEYS[2], e[1], e[2]) end end
+if p.mdel then for _, id in ipairs(p.mdel) do redis.call('HDEL', KEYS[2], id) end end
+if p.tset then for _, e in ipairs(p.tset) do redis.call('HSET', KEYS[3], e[1], e[2]) end end
+if p.tdel then for _, id in ipairs(p.tdel) do redis.call('HDEL', KEYS[3], id) end end
+if p.sdel then for _, id in ipairs(p.sdel) do redis.call('ZREM', KEYS[4], id) end end
+if p.touch then redis.call('ZADD', KEYS[4], now, p.touch) end
+if p.events then
+  local minid = nil
+  if p.minAgeMs and p.minAgeMs > 0 then minid = tostring(now - p.minAgeMs) end
+  for _, e in ipairs(p.events) do
+    if minid then
+      redis.call('XADD', KEYS[5], 'MINID', '~', minid, '*', 'type', e[1], 'at', now, 'groupEpoch', e[2], 'data', e[3])
+    else
+      redis.call('XADD', KEYS[5], 'MAXLEN', '~', p.maxlen, '*', 'type', e[1], 'at', now, 'groupEpoch', e[2], 'data', e[3])
+    end
+  end
+end
+return {1, now}
+`;
+
+/**
+ * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
+ * the version the replica computed against. ARGV: expected version, member id.
+ * Returns `{1, nowMs}` or `{0, currentVersion}`.
+ */
+export const TOUCH_SCRIPT = `
+local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if cur ~= tonumber(ARGV[1]) then return {0, cur} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[2] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[2]) end
+return {1, now}
+`;
+
+/**
+ * Session scan: returns `{nowMs, version, id1, id2, ...}` — members whose last heartbeat is older
+ * than ARGV[1] ms.
+ */
+export const SCAN_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+local out = {now, cur}
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
+for _, id in ipairs(stale) do out[#out + 1] = id end
+return out
+`;
+
+/** Deletes an empty group: only if at the expected version and it has no members. */
+export const DELETE_GROUP_SCRIPT = `
+local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if cur ~= tonumber(ARGV[1]) then return 0 end
+if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+return 1
+`;

@@ -1,0 +1,197 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import { GroupState } from '../core/group-state.js';
+import type { GroupTransaction } from '../core/group-transaction.js';
+import {
+  decodeMember,
+  decodeMeta,
+  decodeTarget,
+  encodeMember,
+  encodeMeta,
+  encodeTarget,
+} from './group-records.js';
+import { LuaScript } from '../redis/lua-script.js';
+import { COMMIT_SCRIPT, DELETE_GROUP_SCRIPT, SCAN_SCRIPT, TOUCH_SCRIPT } from './group-store.scripts.js';
+
+const commitScript = new LuaScript(COMMIT_SCRIPT, 5);
+const touchScript = new LuaScript(TOUCH_SCRIPT, 5);
+const scanScript = new LuaScript(SCAN_SCRIPT, 5);
+const deleteGroupScript = new LuaScript(DELETE_GROUP_SCRIPT, 5);
+
+type RedisClient = Redis | Cluster;
+
+/** A group as loaded from Redis. */
+export interface LoadedGroup {
+  readonly state: GroupState;
+  /** False when nothing was ever written for this group. */
+  readonly exists: boolean;
+  /** Version of the stream catalog the group's metadata signature was computed with. */
+  readonly catalogVersion: number;
+}
+
+/** What a commit writes besides the transaction's staged records. */
+export interface CommitOptions {
+  /** Record a heartbeat for this member (Redis clock). */
+  readonly touch?: string;
+  /** Only commit if these members have not heartbeated since `cutoff` (expiry re-check). */
+  readonly staleSince?: ReadonlyArray<readonly [memberId: string, cutoff: number]>;
+  readonly catalogVersion: number;
+}
+
+/** Result of a conditional write. */
+export type WriteResult =
+  | { readonly ok: true; readonly now: number; readonly version: number }
+  | { readonly ok: false; readonly reason: 'conflict' | 'not-stale'; readonly currentVersion: number };
+
+/** Event-log retention. */
+export interface EventRetention {
+  readonly maxLen: number;
+  /** When > 0, trim by age (MINID) instead of by length. */
+  readonly maxAgeMs: number;
+}
+
+/**
+ * Persists groups in Redis. Every change is one Lua call that checks the group version
+ * (compare-and-set) and writes the member, target, meta, heartbeat and event-log records together
+ * — all or nothing — so replicas never overwrite each other's updates.
+ */
+export class GroupStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeySpace,
+    private readonly retention: EventRetention,
+  ) {}
+
+  private groupKeys(groupId: string): string[] {
+    return [
+      this.keys.groupMetaKey(groupId),
+      this.keys.groupMembersKey(groupId),
+      this.keys.groupTargetsKey(groupId),
+      this.keys.groupSeenKey(groupId),
+      this.keys.groupEventsKey(groupId),
+    ];
+  }
+
+  /** Loads a group (an empty, non-existing one when nothing was written). */
+  async load(groupId: string, now: number): Promise<LoadedGroup> {
+    const [meta, members, targets] = await Promise.all([
+      this.redis.hgetall(this.keys.groupMetaKey(groupId)),
+      this.redis.hgetall(this.keys.groupMembersKey(groupId)),
+      this.redis.hgetall(this.keys.groupTargetsKey(groupId)),
+    ]);
+    const decoded = decodeMeta(meta);
+    if (!decoded) return { state: GroupState.empty(groupId, now), exists: false, catalogVersion: 0 };
+    const state = GroupState.fromRecords(
+      groupId,
+      decoded.meta,
+      Object.values(members).map(decodeMember),
+      Object.entries(targets).map(([id, json]) => [id, decodeTarget(json)] as const),
+    );
+    return { state, exists: true, catalogVersion: decoded.catalogVersion };
+  }
+
+  /** The group's current version (0 when it does not exist). */
+  async version(groupId: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.groupMetaKey(groupId), 'version')) ?? 0);
+  }
+
+  /** Writes a transaction's changes if the group is still at the version it was computed on. */
+  async commit(txn: GroupTransaction, options: CommitOptions): Promise<WriteResult> {
+    const expected = txn.base.meta.version;
+    const mset: Array<[string, string]> = [];
+    const mdel: string[] = [];
+    for (const id of txn.touchedMembers()) {
+      const m = txn.members.get(id);
+      if (m) mset.push([id, encodeMember(m)]);
+      else if (txn.base.members.has(id)) mdel.push(id);
+    }
+    const tset: Array<[string, string]> = [];
+    const tdel: string[] = [];
+    for (const id of txn.targets.changedKeys()) {
+      const t = txn.targets.get(id);
+      if (t) tset.push([id, encodeTarget(t)]);
+      else tdel.push(id);
+    }
+    const payload = {
+      v: expected,
+      nv: expected + 1,
+      meta: encodeMeta(txn.meta, options.catalogVersion),
+      mset,
+      mdel,
+      tset,
+      tdel,
+      sdel: mdel,
+      ...(options.touch ? { touch: options.touch } : {}),
+      ...(options.staleSince?.length ? { stale: options.staleSince } : {}),
+      events: txn.events.map((e) => [e.type, txn.meta.groupEpoch, JSON.stringify(e.data)]),
+      maxlen: this.retention.maxLen,
+      minAgeMs: this.retention.maxAgeMs,
+    };
+    const [status, value] = (await commitScript.run(this.redis, this.groupKeys(txn.groupId), [JSON.stringify(payload)])) as [number, number];
+    if (status === 1) return { ok: true, now: value, version: expected + 1 };
+    return { ok: false, reason: status === 0 ? 'conflict' : 'not-stale', currentVersion: value };
+  }
+
+  /** Records a heartbeat that changed nothing, if the group is still at `version`. */
+  async touch(groupId: string, version: number, memberId: string): Promise<WriteResult> {
+    const [status, value] = (await touchScript.run(this.redis, this.groupKeys(groupId), [String(version), memberId])) as [number, number];
+    if (status === 1) return { ok: true, now: value, version };
+    return { ok: false, reason: 'conflict', currentVersion: value };
+  }
+
+  /** Members with no heartbeat for `timeoutMs`, with the Redis clock and the group version. */
+  async scan(
+    groupId: string,
+    timeoutMs: number,
+  ): Promise<{ now: number; version: number; stale: string[] }> {
+    const out = (await scanScript.run(this.redis, this.groupKeys(groupId), [String(timeoutMs)])) as Array<
+      number | string
+    >;
+    return { now: Number(out[0]), version: Number(out[1]), stale: out.slice(2).map(String) };
+  }
+
+  /** Last heartbeat time (Redis clock, ms) of every member. */
+  async lastSeen(groupId: string): Promise<Map<string, number>> {
+    const flat = await this.redis.zrange(this.keys.groupSeenKey(groupId), '0', '-1', 'WITHSCORES');
+    const out = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as string, Number(flat[i + 1]));
+    return out;
+  }
+
+  /** Deletes an empty group at `version`: `deleted`, `conflict` or `not-empty`. */
+  async deleteGroup(groupId: string, version: number): Promise<'deleted' | 'conflict' | 'not-empty'> {
+    const r = (await deleteGroupScript.run(this.redis, this.groupKeys(groupId), [String(version)])) as number;
+    if (r === 1) {
+      await this.redis.srem(this.keys.groupsIndexKey(), groupId);
+      return 'deleted';
+    }
+    return r === 0 ? 'conflict' : 'not-empty';
+  }
+
+  /** Adds a group to the index of known groups (idempotent). */
+  async index(groupId: string): Promise<void> {
+    await this.redis.sadd(this.keys.groupsIndexKey(), groupId);
+  }
+
+  /** Every known group id. */
+  async listGroupIds(): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.groupsIndexKey())).sort();
+  }
+
+  /** A page of the group's event log, oldest first; `after` is exclusive. */
+  async events(groupId: string, after: string | undefined, limit: number): Promise<GroupEventEntry[]> {
+    const start = after ? `(${after}` : '-';
+    const entries = await this.redis.xrange(this.keys.groupEventsKey(groupId), start, '+', 'COUNT', limit);
+    return entries.map(([id, fields]) => {
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
+      return {
+        id,
+        type: f.type ?? 'UNKNOWN',
+        at: new Date(Number(f.at ?? 0)).toISOString(),
+        groupEpoch: Number(f.groupEpoch ?? 0),
+        data: JSON.parse(f.data ?? '{}') as Record<string, unknown>,
+      };
+    });
+  }
+}

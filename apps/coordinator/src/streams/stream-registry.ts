@@ -1,0 +1,169 @@
+import type { Cluster, Redis } from 'ioredis';
+import {
+  type KeySpace,
+  shardMetaKey,
+  type StreamRouting,
+} from '@redis-stream-coordinator/nestjs/protocol';
+import type { StreamCatalog } from '../core/stream-catalog.js';
+import {
+  activeShardIds,
+  consumableShards,
+  newStreamRecord,
+  type StreamRecord,
+} from '../core/streams/stream-record.js';
+import { LuaScript } from '../redis/lua-script.js';
+import { STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
+
+const writeScript = new LuaScript(STREAM_WRITE_SCRIPT, 3);
+
+/** Outcome of `PUT /v1/streams/{stream}`. */
+export type CreateStreamResult =
+  | { readonly status: 'created' | 'exists'; readonly record: StreamRecord }
+  | { readonly status: 'conflict'; readonly record: StreamRecord };
+
+/**
+ * The stream catalog: metadata of every logical stream, cached in memory and kept in step with
+ * Redis (compare-and-set writes bump a catalog version and publish it; every replica refreshes on
+ * the notification, and a group that was computed against a newer catalog forces a refresh before
+ * it is processed). Implements the core's {@link StreamCatalog}.
+ */
+export class StreamRegistry implements StreamCatalog {
+  private records = new Map<string, StreamRecord>();
+  private shardSets = new Map<string, Set<number>>();
+  private readonly views = new Map<string, { version: string; shards: readonly number[] }>();
+  private loadedVersion = 0;
+  private refreshing: Promise<void> | null = null;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    readonly keys: KeySpace,
+  ) {}
+
+  /** The catalog version this replica's cache reflects. */
+  get version(): number {
+    return this.loadedVersion;
+  }
+
+  /** Reloads every stream record from Redis (single flight). */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.load().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const [all, version] = await Promise.all([
+      this.redis.hgetall(this.keys.streamsKey()),
+      this.redis.get(this.keys.catalogVersionKey()),
+    ]);
+    const next = new Map<string, StreamRecord>();
+    for (const [name, json] of Object.entries(all)) next.set(name, JSON.parse(json) as StreamRecord);
+    this.records = next;
+    this.shardSets = new Map([...next].map(([name, r]) => [name, new Set(r.shards.map((x) => x.id))]));
+    this.views.clear();
+    this.loadedVersion = Number(version ?? 0);
+  }
+
+  /** Refreshes when the cache is older than `version`. */
+  async ensureAtLeast(version: number): Promise<void> {
+    if (version > this.loadedVersion) await this.refresh();
+  }
+
+  /** A stream's record, or `undefined`. */
+  get(stream: string): StreamRecord | undefined {
+    return this.records.get(stream);
+  }
+
+  /** Every stream, by name. */
+  list(): StreamRecord[] {
+    return [...this.records.values()].sort((a, b) => (a.stream < b.stream ? -1 : 1));
+  }
+
+  /** Creates a stream with `shards` shards; idempotent for the same count. */
+  async create(stream: string, shards: number, now: number): Promise<CreateStreamResult> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await this.refresh();
+      const existing = this.records.get(stream);
+      if (existing) {
+        const same = existing.shards.length === shards && existing.resharding === null;
+        return { status: same ? 'exists' : 'conflict', record: existing };
+      }
+      const record = newStreamRecord(stream, shards, now);
+      await this.openShards(record, record.shards.map((s) => s.id));
+      if (await this.write(record, 0, 'STREAM_CREATED', { shards })) {
+        return { status: 'created', record };
+      }
+    }
+    throw new Error(`could not create stream ${stream}: concurrent writers kept winning`);
+  }
+
+  /** Marks shards writable in the data plane (their meta hash `state=open`). */
+  async openShards(record: StreamRecord, ids: readonly number[]): Promise<void> {
+    await Promise.all(
+      ids.map((id) =>
+        this.redis.hset(shardMetaKey(this.keys.shardKey(record.stream, id)), 'state', 'open'),
+      ),
+    );
+  }
+
+  /**
+   * Writes `record` if the stored record is still at `expectedVersion` (0 = must not exist);
+   * returns false on a conflict. The cache is refreshed either way.
+   */
+  async write(
+    record: StreamRecord,
+    expectedVersion: number,
+    eventType: string,
+    eventData: Record<string, unknown>,
+  ): Promise<boolean> {
+    const [ok] = (await writeScript.run(
+      this.redis,
+      [this.keys.streamsKey(), this.keys.catalogVersionKey(), this.keys.streamEventsKey(record.stream)],
+      [
+        record.stream,
+        expectedVersion,
+        JSON.stringify(record),
+        eventType,
+        JSON.stringify(eventData),
+        this.keys.streamsChangedChannel(),
+      ],
+    )) as [number, number];
+    await this.refresh();
+    return ok === 1;
+  }
+
+  /** The routing body of `GET /v1/streams/{stream}` (PROTOCOL.md §9.12). */
+  routing(record: StreamRecord): StreamRouting {
+    return {
+      stream: record.stream,
+      routingEpoch: record.routingEpoch,
+      shards: activeShardIds(record).map((id) => ({ id, key: this.keys.shardKey(record.stream, id) })),
+      deadLetterKey: this.keys.deadLetterKey(record.stream),
+      routing: record.routing,
+      resharding: null,
+    };
+  }
+
+  // StreamCatalog
+
+  view(group: string, stream: string): { version: string; shards: readonly number[] } | undefined {
+    const record = this.records.get(stream);
+    if (!record) return undefined;
+    const memo = `${group}\u0000${stream}`;
+    const version = String(record.version);
+    const cached = this.views.get(memo);
+    if (cached?.version === version) return cached;
+    const view = { version, shards: consumableShards(record, group) };
+    this.views.set(memo, view);
+    return view;
+  }
+
+  knows(stream: string, shard: number): boolean {
+    return this.shardSets.get(stream)?.has(shard) ?? false;
+  }
+
+  shardKey(stream: string, shard: number): string {
+    return this.keys.shardKey(stream, shard);
+  }
+}

@@ -1,0 +1,66 @@
+import { Body, Controller, Get, Inject, Param, Put, Res } from '@nestjs/common';
+import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import type { FastifyReply } from 'fastify';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { CoordinatorError } from '../core/coordinator-error.js';
+import { STREAM_REGISTRY } from '../groups/groups.tokens.js';
+import type { RedisClock } from '../groups/redis-clock.js';
+import { streamParam } from '../http/path-params.js';
+import { decodeBody } from '../http/request-validation.js';
+import { RequireRole } from '../http/roles.decorator.js';
+import { createStreamSchema } from '../http/schemas/streams.schemas.js';
+import { REDIS_CLOCK } from './streams.tokens.js';
+import type { StreamRegistry } from './stream-registry.js';
+
+/** The stream routes of PROTOCOL.md §4: creation and routing metadata. */
+@Controller('v1/streams')
+export class StreamsController {
+  private readonly createSchema;
+
+  constructor(
+    @Inject(STREAM_REGISTRY) private readonly registry: StreamRegistry,
+    @Inject(REDIS_CLOCK) private readonly clock: RedisClock,
+    @Inject(COORDINATOR_CONFIG) config: CoordinatorConfig,
+  ) {
+    this.createSchema = createStreamSchema(config.maxShards);
+  }
+
+  @Get()
+  @RequireRole('member')
+  async list(): Promise<{ streams: StreamRouting[] }> {
+    await this.registry.refresh();
+    return { streams: this.registry.list().map((r) => this.registry.routing(r)) };
+  }
+
+  @Put(':stream')
+  @RequireRole('admin')
+  async create(
+    @Body() raw: unknown,
+    @Param('stream') stream: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<StreamRouting> {
+    const body = decodeBody(this.createSchema, raw);
+    const name = streamParam(stream);
+    const result = await this.registry.create(name, body.shards, this.clock.now());
+    if (result.status === 'conflict') {
+      throw new CoordinatorError(
+        'STREAM_EXISTS',
+        `stream "${name}" already exists with ${result.record.shards.length} shard(s); use POST /v1/streams/${name}/reshard to change the count`,
+      );
+    }
+    void reply.status(result.status === 'created' ? 201 : 200);
+    return this.registry.routing(result.record);
+  }
+
+  @Get(':stream')
+  @RequireRole('member')
+  async get(@Param('stream') stream: string): Promise<StreamRouting> {
+    const name = streamParam(stream);
+    // Always fresh: a producer asks after STALE_ROUTING and must see the newest layout.
+    await this.registry.refresh();
+    const record = this.registry.get(name);
+    if (!record) throw new CoordinatorError('STREAM_NOT_FOUND', `stream "${name}" does not exist; create it with PUT /v1/streams/${name}`);
+    return this.registry.routing(record);
+  }
+}
