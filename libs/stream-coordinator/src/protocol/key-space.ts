@@ -92,6 +92,20 @@ export class KeySpace {
 }
 
 /**
+ * The `KEY_PREFIX` a key handed out by the coordinator was built with (`rsc:{orders:3}` → `rsc`),
+ * or `null` when the key does not have the expected shape. Lets members derive every other name
+ * (dead-letter stream, nudge channel) from keys the coordinator gave them.
+ *
+ * @publicApi
+ */
+export function prefixOfKey(key: string): string | null {
+  const at = key.indexOf(':{');
+  if (at <= 0) return null;
+  const prefix = key.slice(0, at);
+  return /^[A-Za-z0-9._-]{1,64}$/.test(prefix) ? prefix : null;
+}
+
+/**
  * The meta hash of a shard, derived from the shard key the coordinator hands out.
  *
  * @publicApi

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import type { DeadLetterReason, ShardLostReason, ShardReaderHooks } from '../data-plane/shard-reader.types.js';
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import type { GrantedShard } from './membership.js';
+
+/** Lifecycle events of the member runtime. */
+export interface MemberLifecycleEvents {
+  joining: { memberId: string };
+  assignment: { assigned: GrantedShard[]; epoch: number };
+  released: { shard: GrantedShard; cause: 'revoked' | 'lost' | 'dropped' };
+  fenced: { code: string | null };
+  'self-fenced': Record<string, never>;
+  recovered: Record<string, never>;
+  nudged: Record<string, never>;
+  left: Record<string, never>;
+}
+
+/** Per-message events of the shard readers. */
+export interface ShardActivity {
+  readonly shard: GrantedShard;
+  handled?: { durationMs: number; message: StreamShardMessage };
+  failed?: { error: Error; message: StreamShardMessage };
+  retried?: { message: StreamShardMessage };
+  deadLettered?: { reason: DeadLetterReason; entryId: string; deliveryCount: number; written: boolean };
+  lost?: ShardLostReason;
+  watchdog?: true;
+  connectionError?: Error;
+}
+
+type LifecycleListener = <K extends keyof MemberLifecycleEvents>(type: K, data: MemberLifecycleEvents[K]) => void;
+type ActivityListener = (activity: ShardActivity) => void;
+
+/**
+ * What the member runtime does, for observers inside the application (metrics, health, tests).
+ * One instance per application; listeners must be cheap and must not throw.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class MemberRuntimeEvents {
+  private readonly lifecycle = new Set<LifecycleListener>();
+  private readonly activity = new Set<ActivityListener>();
+
+  /** Listens to lifecycle events; returns the function that stops listening. */
+  onLifecycle(listener: LifecycleListener): () => void {
+    this.lifecycle.add(listener);
+    return () => this.lifecycle.delete(listener);
+  }
+
+  /** Listens to per-message activity; returns the function that stops listening. */
+  onActivity(listener: ActivityListener): () => void {
+    this.activity.add(listener);
+    return () => this.activity.delete(listener);
+  }
+
+  /** @internal */
+  emit<K extends keyof MemberLifecycleEvents>(type: K, data: MemberLifecycleEvents[K]): void {
+    for (const l of this.lifecycle) {
+      try {
+        l(type, data);
+      } catch {
+        // observers never break the runtime
+      }
+    }
+  }
+
+  /** Reader hooks that forward to the activity listeners. @internal */
+  readerHooks(shard: GrantedShard): ShardReaderHooks {
+    const send = (activity: ShardActivity): void => {
+      for (const l of this.activity) {
+        try {
+          l(activity);
+        } catch {
+          // observers never break the runtime
+        }
+      }
+    };
+    return {
+      handled: (durationMs, message) => {
+        if (this.activity.size > 0) send({ shard, handled: { durationMs, message } });
+      },
+      failed: (error, message) => send({ shard, failed: { error, message } }),
+      retried: (message) => send({ shard, retried: { message } }),
+      deadLettered: (reason, entryId, deliveryCount, written) =>
+        send({ shard, deadLettered: { reason, entryId, deliveryCount, written } }),
+      lost: (reason) => send({ shard, lost: reason }),
+      watchdog: () => send({ shard, watchdog: true }),
+      connectionError: (error) => send({ shard, connectionError: error }),
+    };
+  }
+}

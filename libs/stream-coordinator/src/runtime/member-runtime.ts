@@ -1,0 +1,353 @@
+import {
+  type BeforeApplicationShutdown,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { KeySpace, prefixOfKey, type HeartbeatResponse } from '../protocol/index.js';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { CoordinatorClient } from './coordinator-client.js';
+import { CoordinatorRequestError } from './coordinator-request.error.js';
+import { classifyFailure, Membership, type GrantedShard } from './membership.js';
+import { MemberRuntimeEvents } from './member-runtime-events.js';
+import { ShardReaderPool } from './shard-reader-pool.js';
+import { StreamCoordinatorConnections } from './stream-coordinator-connections.js';
+
+/** Where the member is in its life. */
+export type MemberPhase = 'idle' | 'joining' | 'active' | 'self-fenced' | 'failing' | 'leaving' | 'stopped';
+
+/** A snapshot of the runtime for health checks and metrics. */
+export interface MemberRuntimeStatus {
+  readonly phase: MemberPhase;
+  readonly memberId: string | null;
+  readonly memberEpoch: number;
+  readonly group: string;
+  /** Shards the coordinator lets this member process. */
+  readonly assigned: readonly GrantedShard[];
+  /** Shards with a reader (running or settling). */
+  readonly held: readonly GrantedShard[];
+  /** Monotonic ms (performance.now) when the last heartbeat that succeeded was sent; null before. */
+  readonly lastHeartbeatOkAt: number | null;
+  readonly heartbeatIntervalMs: number | null;
+  readonly sessionTimeoutMs: number | null;
+  /** The last heartbeat failure, if the latest attempt failed. */
+  readonly lastError: string | null;
+}
+
+/** Share of the session timeout kept in hand when self-fencing (stop before it runs out). */
+const SELF_FENCE_MARGIN = 0.25;
+
+/**
+ * The member side of the protocol for one application: joins the group once every provider is
+ * initialised, heartbeats at the interval the coordinator gives (at once after reconciling, after
+ * an error, or when nudged), runs one ordered reader per owned shard, revokes before it reports a
+ * release, drops everything and rejoins when fenced, stops all its shards on its own before the
+ * announced session timeout runs out when the coordinator cannot be reached (self-fencing), and
+ * on shutdown drains, leaves, then lets the connections close.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private membership: Membership | null = null;
+  private pool: ShardReaderPool | null = null;
+  private readonly client: CoordinatorClient;
+  private phase: MemberPhase = 'idle';
+  private timer: NodeJS.Timeout | undefined;
+  private fenceTimer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | null = null;
+  private again = false;
+  private failures = 0;
+  private lastOkAt: number | null = null;
+  private lastError: string | null = null;
+  private subscriber: RedisConnection | null = null;
+  private nudgeChannel: string | null = null;
+  private leaving = false;
+
+  constructor(
+    @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
+    private readonly registry: StreamHandlerRegistry,
+    private readonly connections: StreamCoordinatorConnections,
+    readonly events: MemberRuntimeEvents,
+  ) {
+    this.client = new CoordinatorClient({
+      baseUrl: options.coordinatorUrl,
+      token: options.token,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
+  }
+
+  /** Whether this application takes part in a group (false: publish-only). */
+  get isMember(): boolean {
+    return !this.registry.isPublishOnly();
+  }
+
+  /** A snapshot for health checks and metrics. */
+  status(): MemberRuntimeStatus {
+    const m = this.membership;
+    return {
+      phase: this.phase,
+      memberId: m?.memberId ?? null,
+      memberEpoch: m?.memberEpoch ?? 0,
+      group: this.options.group,
+      assigned: m ? [...m.assignment().values()] : [],
+      held: this.pool?.held() ?? [],
+      lastHeartbeatOkAt: this.lastOkAt,
+      heartbeatIntervalMs: m?.heartbeatIntervalMs ?? null,
+      sessionTimeoutMs: m?.sessionTimeoutMs ?? null,
+      lastError: this.lastError,
+    };
+  }
+
+  /** The readers, for health checks (stalled reads) and metrics. */
+  readers(): ReturnType<ShardReaderPool['readers']> {
+    return this.pool?.readers() ?? [];
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.isMember) return;
+    this.phase = 'joining';
+    void this.start();
+  }
+
+  private async start(): Promise<void> {
+    const memberId = await this.resolveMemberId();
+    if (memberId === null) return;
+    const o = this.options;
+    this.membership = new Membership({
+      memberId,
+      subscribedStreams: this.registry.streams(),
+      rebalanceTimeoutMs: o.rebalanceTimeoutMs,
+      ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
+      ...(o.rackId !== undefined ? { rackId: o.rackId } : {}),
+      ...(o.assignor !== undefined ? { assignor: o.assignor } : {}),
+    });
+    this.pool = new ShardReaderPool({
+      group: o.group,
+      memberId,
+      handler: (stream) => this.registry.get(stream),
+      createConnection: () => this.connections.reader(),
+      serializer: o.serializer,
+      logger: o.logger,
+      hooksFor: (shard) => this.events.readerHooks(shard),
+      onReleased: (shard, cause) => this.onReleased(shard, cause),
+    });
+    this.events.emit('joining', { memberId });
+    void this.subscribeToNudges();
+    this.fenceTimer = setInterval(() => this.checkSelfFence(), 100);
+    this.heartbeatNow();
+  }
+
+  private async resolveMemberId(): Promise<string | null> {
+    const strategy = this.options.memberId;
+    if (strategy.kind === 'fixed') return strategy.id;
+    for (let attempt = 0; !this.leaving; attempt++) {
+      try {
+        return await this.client.issueMemberId(this.options.group);
+      } catch (error) {
+        this.lastError = `could not get a member id from the coordinator: ${String(error)}`;
+        this.options.logger.warn(this.lastError);
+        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
+      }
+    }
+    return null;
+  }
+
+  /** Sends a heartbeat as soon as possible (coalesced with one in flight). */
+  heartbeatNow(): void {
+    if (this.leaving || !this.membership) return;
+    if (this.inFlight) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.inFlight = this.heartbeat().finally(() => {
+      this.inFlight = null;
+    });
+  }
+
+  private async heartbeat(): Promise<void> {
+    const membership = this.membership as Membership;
+    const pool = this.pool as ShardReaderPool;
+    const sentAt = performance.now();
+    const request = membership.nextRequest(pool.held());
+    let delay: number;
+    try {
+      const response = (await this.client.heartbeat(this.options.group, request)) as HeartbeatResponse;
+      if (this.leaving) return;
+      this.lastOkAt = sentAt;
+      this.lastError = null;
+      this.failures = 0;
+      const wasFenced = this.phase === 'self-fenced';
+      const changed = membership.onResponse(response);
+      this.phase = 'active';
+      if (wasFenced) this.events.emit('recovered', {});
+      if (changed) this.events.emit('assignment', { assigned: [...changed.values()], epoch: response.memberEpoch });
+      pool.reconcile(membership.assignment());
+      this.ensureNudgeSubscription(membership);
+      delay = response.heartbeatIntervalMs;
+    } catch (error) {
+      if (this.leaving) return;
+      delay = this.onFailure(error, membership, pool);
+    }
+    if (this.again) {
+      this.again = false;
+      delay = 0;
+    }
+    this.schedule(delay);
+  }
+
+  private onFailure(error: unknown, membership: Membership, pool: ShardReaderPool): number {
+    const code = error instanceof CoordinatorRequestError ? error.code : null;
+    this.lastError = error instanceof Error ? error.message : String(error);
+    const interval = membership.heartbeatIntervalMs ?? 1000;
+    switch (classifyFailure(code)) {
+      case 'rejoin':
+        this.options.logger.warn(`heartbeat: ${this.lastError}; dropping every shard and rejoining`);
+        membership.reset();
+        this.events.emit('fenced', { code });
+        void pool.stopAll('dropped');
+        this.failures = 0;
+        return 0;
+      case 'fatal':
+        this.phase = 'failing';
+        this.options.logger.error(`heartbeat refused: ${this.lastError}; retrying with backoff`);
+        membership.onTransientFailure();
+        this.failures++;
+        return Math.max(interval, Math.min(30_000, 1000 * 2 ** Math.min(this.failures, 5)));
+      case 'retry':
+      default:
+        membership.onTransientFailure();
+        this.failures++;
+        if (this.failures === 1) this.options.logger.warn(`heartbeat failed: ${this.lastError}; retrying`);
+        return Math.min(interval, 50 * 2 ** Math.min(this.failures, 6));
+    }
+  }
+
+  private schedule(delay: number): void {
+    if (this.leaving) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.heartbeatNow(), Math.max(0, delay));
+  }
+
+  private onReleased(shard: GrantedShard, cause: 'revoked' | 'lost' | 'dropped'): void {
+    this.events.emit('released', { shard, cause });
+    if (cause === 'lost') this.membership?.onTransientFailure();
+    // Report the release (or the loss) at once, not at the next interval.
+    if (cause !== 'dropped') this.heartbeatNow();
+  }
+
+  /**
+   * Self-fencing: with no successful heartbeat for (session timeout − margin), stop every shard
+   * before the coordinator may give them to someone else; rejoin once it answers again.
+   */
+  private checkSelfFence(): void {
+    const m = this.membership;
+    const pool = this.pool;
+    if (!m || !pool || this.leaving || this.phase === 'self-fenced') return;
+    const session = m.sessionTimeoutMs;
+    if (session === null || this.lastOkAt === null) return;
+    const deadline = this.lastOkAt + session * (1 - SELF_FENCE_MARGIN);
+    if (performance.now() < deadline) return;
+    this.phase = 'self-fenced';
+    this.options.logger.warn(
+      `no successful heartbeat for ${Math.round(performance.now() - this.lastOkAt)} ms (session timeout ${session} ms): stopping every shard until the coordinator answers`,
+    );
+    m.reset();
+    this.events.emit('self-fenced', {});
+    void pool.stopAll('dropped');
+  }
+
+  private ensureNudgeSubscription(membership: Membership): void {
+    if (this.nudgeChannel !== null) return;
+    const first = membership.assignment().values().next().value;
+    if (first) void this.subscribeToChannelFor(first.key);
+  }
+
+  /** Subscribes to the group's nudge channel (fast hand-off), deriving the prefix from routing. */
+  private async subscribeToNudges(): Promise<void> {
+    for (const stream of this.registry.streams()) {
+      try {
+        const routing = await this.client.fetchRouting(stream);
+        await this.subscribeToChannelFor(routing.deadLetterKey);
+        return;
+      } catch {
+        // Not created yet, or the coordinator is away: the first assignment's keys will do.
+      }
+    }
+  }
+
+  private async subscribeToChannelFor(key: string): Promise<void> {
+    const prefix = prefixOfKey(key);
+    if (prefix === null || this.nudgeChannel !== null || this.leaving) return;
+    const channel = new KeySpace(prefix).nudgeChannel(this.options.group);
+    this.nudgeChannel = channel;
+    const subscriber = this.connections.subscriber();
+    this.subscriber = subscriber;
+    subscriber.on('message', (_channel: string, message: string) => {
+      const me = this.membership?.memberId;
+      if (me !== undefined && message.split('\n').includes(me)) {
+        this.events.emit('nudged', {});
+        this.heartbeatNow();
+      }
+    });
+    try {
+      await subscriber.subscribe(channel);
+    } catch (error) {
+      this.options.logger.warn(`could not subscribe to ${channel}: ${String(error)} (hand-off falls back to the heartbeat interval)`);
+    }
+  }
+
+  /**
+   * Graceful leave: stop reading, drain in-flight handlers (bounded by `shutdownTimeoutMs`),
+   * send the leave heartbeat so the shards move at once; connections close afterwards
+   * (`onApplicationShutdown` of the connections provider).
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.leaving) return;
+    this.leaving = true;
+    clearTimeout(this.timer);
+    clearInterval(this.fenceTimer);
+    if (!this.membership || !this.pool) {
+      this.phase = 'stopped';
+      return;
+    }
+    this.phase = 'leaving';
+    const membership = this.membership;
+    const drained = await withTimeout(this.pool.close(), this.options.shutdownTimeoutMs);
+    if (!drained) {
+      this.options.logger.warn(
+        `shutdown: handlers still running after ${this.options.shutdownTimeoutMs} ms; leaving anyway (their late acks will be refused)`,
+      );
+    }
+    await withTimeout(this.inFlight ?? Promise.resolve(), this.options.requestTimeoutMs);
+    if (membership.memberEpoch > 0) {
+      try {
+        await this.client.heartbeat(this.options.group, {
+          memberId: membership.memberId,
+          memberEpoch: -1,
+          ...(this.options.instanceId !== undefined ? { instanceId: this.options.instanceId } : {}),
+        });
+        this.events.emit('left', {});
+      } catch (error) {
+        this.options.logger.warn(`leave heartbeat failed: ${String(error)} (the session timeout will free the shards)`);
+      }
+    }
+    if (this.subscriber && this.nudgeChannel) await this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined);
+    this.phase = 'stopped';
+  }
+}
+
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,170 @@
+import { StreamShardContext } from '../context/stream-shard.context.js';
+import type { ConcurrencyLimiter } from '../data-plane/concurrency-limiter.js';
+import { Semaphore } from '../data-plane/concurrency-limiter.js';
+import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import { ShardReader } from '../data-plane/shard-reader.js';
+import type { ShardReaderOptions } from '../data-plane/shard-reader.options.js';
+import type { ShardLostReason, ShardReaderHooks } from '../data-plane/shard-reader.types.js';
+import type { StreamHandlerDefinition } from '../discovery/stream-handler-definition.interface.js';
+import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
+import { KeySpace, prefixOfKey } from '../protocol/index.js';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { type GrantedShard, shardId } from './membership.js';
+
+/** What the pool needs to build readers. */
+export interface ShardReaderPoolOptions {
+  readonly group: string;
+  readonly memberId: string;
+  readonly handler: (stream: string) => StreamHandlerDefinition | undefined;
+  readonly createConnection: () => RedisConnection;
+  readonly serializer: PayloadSerializer;
+  readonly logger: DataPlaneLogger;
+  /** Per-reader metric hooks (the runtime binds stream and shard labels). */
+  readonly hooksFor?: (shard: GrantedShard) => ShardReaderHooks;
+  /** A shard this member held was released (its reader settled after a revoke or a loss). */
+  readonly onReleased: (shard: GrantedShard, cause: 'revoked' | 'lost' | 'dropped') => void;
+  /** Extra reader options (tests). */
+  readonly readerOverrides?: Partial<ShardReaderOptions>;
+}
+
+interface Slot {
+  readonly shard: GrantedShard;
+  readonly reader: ShardReader;
+  /** Resolves when the reader has fully stopped (handler settled, acks flushed, connection closed). */
+  settled: Promise<void>;
+  stopping: boolean;
+}
+
+/**
+ * The readers of the shards this member owns: one {@link ShardReader} per shard, each on its own
+ * connection, a shared concurrency limiter per stream. Reconciles towards the assignment it is
+ * given: revoked shards are stopped (the in-flight handler settles first), new ones started —
+ * never while an earlier reader of the same shard is still settling, so one process never runs
+ * two readers of one shard. A shard counts as held from the moment its reader starts until that
+ * reader settled; only then is it reported released.
+ */
+export class ShardReaderPool {
+  private readonly slots = new Map<string, Slot>();
+  private readonly limiters = new Map<string, ConcurrencyLimiter>();
+  private closed = false;
+
+  constructor(private readonly options: ShardReaderPoolOptions) {}
+
+  /** Every shard still held: readers running or settling. */
+  held(): GrantedShard[] {
+    return [...this.slots.values()].map((s) => s.shard);
+  }
+
+  /** Readers currently in the pool (for health and metrics). */
+  readers(): ReadonlyArray<{ shard: GrantedShard; reader: ShardReader; stopping: boolean }> {
+    return [...this.slots.values()];
+  }
+
+  /**
+   * Moves towards `assignment`: stops readers of shards not in it, starts readers for shards in
+   * it that have none (waiting for a settling predecessor of the same shard first).
+   */
+  reconcile(assignment: ReadonlyMap<string, GrantedShard>): void {
+    if (this.closed) return;
+    for (const [id, slot] of this.slots) {
+      if (!assignment.has(id) && !slot.stopping) this.stopSlot(id, slot, 'revoked');
+    }
+    for (const [id, shard] of assignment) {
+      const slot = this.slots.get(id);
+      if (slot && !slot.stopping) continue;
+      if (!this.options.handler(shard.stream)) continue;
+      if (slot) {
+        // Re-granted while still settling: start again once the old reader is gone.
+        void slot.settled.then(() => {
+          if (!this.slots.has(id) && !this.closed) this.reconcile(new Map([[id, shard]]));
+        });
+        continue;
+      }
+      this.start(id, shard);
+    }
+  }
+
+  /** Stops every reader (shards dropped as lost, shutdown). Resolves when all settled. */
+  async stopAll(cause: 'dropped' | 'revoked' = 'dropped'): Promise<void> {
+    const settling: Array<Promise<void>> = [];
+    for (const [id, slot] of this.slots) {
+      if (!slot.stopping) this.stopSlot(id, slot, cause);
+      settling.push(slot.settled);
+    }
+    await Promise.all(settling);
+  }
+
+  /** Stops everything and refuses new readers. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopAll('dropped');
+  }
+
+  private start(id: string, shard: GrantedShard): void {
+    const definition = this.options.handler(shard.stream) as StreamHandlerDefinition;
+    const prefix = prefixOfKey(shard.key);
+    const deadLetterKey = prefix ? new KeySpace(prefix).deadLetterKey(shard.stream) : `${shard.key}:dlq`;
+    const { group, memberId } = this.options;
+    let slot: Slot | undefined;
+    const reader = new ShardReader({
+      createConnection: this.options.createConnection,
+      group: this.options.group,
+      memberId: this.options.memberId,
+      stream: shard.stream,
+      shard: shard.shard,
+      key: shard.key,
+      deadLetterKey,
+      handle: (message) => definition.invoke(message, new StreamShardContext(message, group, memberId)),
+      batchSize: definition.options.batchSize,
+      blockMs: definition.options.blockMs,
+      maxDeliveries: definition.options.maxDeliveries,
+      retry: definition.options.retry,
+      deadLetter: definition.options.deadLetter,
+      serializer: this.options.serializer,
+      limiter: this.limiterFor(definition),
+      logger: this.options.logger,
+      ...(this.options.hooksFor ? { hooks: this.options.hooksFor(shard) } : {}),
+      onLost: (reason: ShardLostReason) => {
+        this.options.logger.warn(
+          `shard ${shard.stream}/${shard.shard} lost: ${reason.message} (owner now ${reason.currentOwner ?? 'nobody'})`,
+        );
+        if (slot && !slot.stopping) {
+          slot.stopping = true;
+          this.finish(id, slot, 'lost');
+        }
+      },
+      ...this.options.readerOverrides,
+    });
+    slot = { shard, reader, settled: Promise.resolve(), stopping: false };
+    this.slots.set(id, slot);
+    reader.start();
+  }
+
+  private stopSlot(id: string, slot: Slot, cause: 'revoked' | 'dropped'): void {
+    slot.stopping = true;
+    this.finish(id, slot, cause, slot.reader.stop());
+  }
+
+  private finish(id: string, slot: Slot, cause: 'revoked' | 'lost' | 'dropped', stopped?: Promise<void>): void {
+    slot.settled = (stopped ?? slot.reader.stop())
+      .catch((error: unknown) => {
+        this.options.logger.warn(`stopping reader of ${slot.shard.stream}/${slot.shard.shard} failed: ${String(error)}`);
+      })
+      .then(() => {
+        if (this.slots.get(id) === slot) this.slots.delete(id);
+        this.options.onReleased(slot.shard, cause);
+      });
+  }
+
+  private limiterFor(definition: StreamHandlerDefinition): ConcurrencyLimiter {
+    let limiter = this.limiters.get(definition.stream);
+    if (!limiter) {
+      limiter = new Semaphore(definition.options.concurrency);
+      this.limiters.set(definition.stream, limiter);
+    }
+    return limiter;
+  }
+}
+
+/** The id a pool uses for a shard (re-exported for the runtime). */
+export { shardId };

@@ -1,0 +1,68 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { createRedisConnection } from '../redis/create-redis-connection.js';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+
+/**
+ * Owns every Redis connection of one application: the shared command connection (producer,
+ * short commands) and the subscriber, created on first use, plus a factory for the dedicated
+ * reader connections. All are closed in `onApplicationShutdown`, after the runtime has drained
+ * its handlers and left the group (`beforeApplicationShutdown`), so handlers that publish while
+ * draining still can.
+ *
+ * @internal
+ */
+@Injectable()
+export class StreamCoordinatorConnections implements OnApplicationShutdown {
+  private command: RedisConnection | undefined;
+  private readonly owned = new Set<RedisConnection>();
+
+  constructor(@InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions) {}
+
+  /** The shared command connection. */
+  commands(): RedisConnection {
+    this.command ??= this.track(
+      createRedisConnection(this.options.redis, 'command', { connectionName: 'rsc-command', logger: this.options.logger }),
+    );
+    return this.command;
+  }
+
+  /** A new pub/sub connection (closed with the application). */
+  subscriber(): RedisConnection {
+    return this.track(
+      createRedisConnection(this.options.redis, 'subscriber', { connectionName: 'rsc-nudges', logger: this.options.logger }),
+    );
+  }
+
+  /** A new dedicated reader connection; the reader closes it, the application closes leftovers. */
+  reader(): RedisConnection {
+    const connection = createRedisConnection(this.options.redis, 'reader', {
+      connectionName: 'rsc-reader',
+      logger: this.options.logger,
+    });
+    this.track(connection);
+    connection.once('end', () => this.owned.delete(connection));
+    return connection;
+  }
+
+  private track(connection: RedisConnection): RedisConnection {
+    this.owned.add(connection);
+    return connection;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const all = [...this.owned];
+    this.owned.clear();
+    this.command = undefined;
+    await Promise.allSettled(
+      all.map(async (c) => {
+        try {
+          await c.quit();
+        } catch {
+          c.disconnect();
+        }
+      }),
+    );
+  }
+}
