@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
-import { onProcessExit, type Unregister } from './process-cleanup.js';
 import { redisUrl } from './redis.js';
+import { ServiceProcess } from './service-process.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built coordinator entry point (`npm run build` makes it; `npm test` builds first). */
@@ -27,26 +25,11 @@ export interface CoordinatorProcessOptions {
 
 /**
  * The real coordinator (`apps/coordinator/dist/main.js`) as a child process on a free port,
- * configured only by the environment. Stopped by the test (`stop`/`kill`); anything left is
- * killed when the test process exits.
+ * configured only by the environment, ready once `/health/ready` answers 200.
  */
-export class CoordinatorProcess {
-  private child: ChildProcess | null = null;
-  private exited: Promise<number | null> = Promise.resolve(null);
-  private unregister: Unregister = () => {};
-  private logs: string[] = [];
-
-  private constructor(
-    readonly port: number,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly readyTimeoutMs: number,
-  ) {}
-
+export class CoordinatorProcess extends ServiceProcess {
   /** Starts a coordinator and waits until it is ready. */
   static async start(options: CoordinatorProcessOptions): Promise<CoordinatorProcess> {
-    if (!existsSync(COORDINATOR_MAIN)) {
-      throw new Error(`${COORDINATOR_MAIN} is missing: run "npm run build" first (npm test does)`);
-    }
     const port = options.port ?? (await freePort());
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -59,90 +42,16 @@ export class CoordinatorProcess {
       LOG_LEVEL: 'warn',
       ...options.env,
     };
-    const coordinator = new CoordinatorProcess(port, env, options.readyTimeoutMs ?? 20_000);
+    const coordinator = new CoordinatorProcess({
+      entry: COORDINATOR_MAIN,
+      env,
+      port,
+      readyPath: '/health/ready',
+      readyTimeoutMs: options.readyTimeoutMs ?? 20_000,
+      name: 'coordinator',
+    });
     await coordinator.launch();
     return coordinator;
-  }
-
-  /** Base URL, e.g. `http://127.0.0.1:54321`. */
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  /** Process id of the running child (undefined once it exited). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  /** Everything the process printed so far. */
-  output(): string {
-    return this.logs.join('');
-  }
-
-  private async launch(): Promise<void> {
-    const child = spawn(process.execPath, [COORDINATOR_MAIN], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    const collect = (chunk: Buffer): void => {
-      this.logs.push(chunk.toString());
-      if (this.logs.length > 2000) this.logs.splice(0, 1000);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    this.exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-    this.unregister = onProcessExit(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
-    await this.waitReady(child);
-  }
-
-  private async waitReady(child: ChildProcess): Promise<void> {
-    const deadline = Date.now() + this.readyTimeoutMs;
-    let exited = false;
-    void this.exited.then(() => {
-      exited = true;
-    });
-    while (Date.now() < deadline) {
-      if (exited || child.exitCode !== null) {
-        throw new Error(`coordinator exited with code ${child.exitCode} before it was ready:\n${this.output()}`);
-      }
-      try {
-        const res = await fetch(`${this.url}/health/ready`, { signal: AbortSignal.timeout(1000) });
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill('SIGKILL');
-    throw new Error(`coordinator was not ready within ${this.readyTimeoutMs} ms:\n${this.output()}`);
-  }
-
-  /** Sends `signal` (default SIGTERM) and waits for the exit; SIGKILL after `timeoutMs`. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
-    child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const code = await this.exited;
-    clearTimeout(timer);
-    this.unregister();
-    return code;
-  }
-
-  /** SIGKILL, as a crash. */
-  kill(): Promise<number | null> {
-    return this.stop('SIGKILL');
-  }
-
-  /** Freezes (SIGSTOP) or thaws (SIGCONT) the process. */
-  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
-    this.child?.kill(signal);
-  }
-
-  /** Starts it again on the same port with the same environment. */
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.launch();
   }
 }
 

@@ -1,0 +1,50 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { StreamShardHandler, type StreamShardMessage, StreamShardContext } from '@redis-stream-coordinator/nestjs';
+import { HandledRecorder, preciseNow } from './handled-recorder.js';
+import { WORKER_CONFIG } from './worker.tokens.js';
+import type { WorkerConfig } from './worker-config.js';
+
+/** The payload the example producer writes. */
+export interface OrderEvent {
+  readonly seq: number;
+  readonly amount?: number;
+}
+
+/**
+ * The example handler: one `@StreamShardHandler` method. Messages of one shard arrive one after
+ * another, in order; resolving acknowledges, throwing retries (then dead-letters).
+ */
+@Injectable()
+export class OrdersHandler {
+  private readonly logger = new Logger(OrdersHandler.name);
+  handled = 0;
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    private readonly recorder: HandledRecorder,
+  ) {}
+
+  @StreamShardHandler('orders', { maxDeliveries: 5 })
+  async handle(message: StreamShardMessage<OrderEvent>, context: StreamShardContext): Promise<void> {
+    const t0 = preciseNow();
+    if (this.config.failKeyPrefix && message.key.startsWith(this.config.failKeyPrefix)) {
+      throw new Error(`refusing ${message.key}: its key starts with ${this.config.failKeyPrefix}`);
+    }
+    if (this.config.handlerDelayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.config.handlerDelayMs));
+    }
+    this.handled++;
+    this.recorder.record({
+      m: context.memberId,
+      st: message.stream,
+      s: message.shard,
+      k: message.key,
+      id: message.id,
+      q: typeof message.payload?.seq === 'number' ? message.payload.seq : -1,
+      d: message.deliveryCount,
+      t0,
+      t1: preciseNow(),
+    });
+    if (this.handled % 10_000 === 0) this.logger.log(`handled ${this.handled} messages`);
+  }
+}

@@ -1,0 +1,47 @@
+/** The example worker's settings, all from the environment (see the README's table). */
+export interface WorkerConfig {
+  readonly coordinatorUrl: string;
+  readonly token: string | undefined;
+  readonly redisUrl: string;
+  readonly group: string;
+  /** HTTP port for health, metrics and status (0 = any free port). */
+  readonly port: number;
+  readonly memberId: string | undefined;
+  readonly instanceId: string | undefined;
+  /** Simulated work per message. */
+  readonly handlerDelayMs: number;
+  /** Append one JSON line per handled message here (tests, the demo). */
+  readonly recordFile: string | undefined;
+  /** Messages whose key starts with this prefix always fail (to show retries and dead-letter). */
+  readonly failKeyPrefix: string | undefined;
+  readonly maxDeliveries: number;
+  readonly batchSize: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`${name} must be a non-negative integer (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/** Reads the worker's settings; throws with the variable's name on a bad value. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  return {
+    coordinatorUrl: env.COORDINATOR_URL ?? 'http://127.0.0.1:7400',
+    token: env.COORDINATOR_TOKEN,
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    group: env.GROUP ?? 'example',
+    port: int(env, 'PORT', 7500),
+    memberId: env.MEMBER_ID || undefined,
+    instanceId: env.INSTANCE_ID || undefined,
+    handlerDelayMs: int(env, 'HANDLER_DELAY_MS', 0),
+    recordFile: env.RECORD_FILE || undefined,
+    failKeyPrefix: env.FAIL_KEY_PREFIX || undefined,
+    maxDeliveries: int(env, 'MAX_DELIVERIES', 5),
+    batchSize: int(env, 'BATCH_SIZE', 100),
+  };
+}

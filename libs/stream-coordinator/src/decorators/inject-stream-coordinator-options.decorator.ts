@@ -1,0 +1,10 @@
+import { Inject } from '@nestjs/common';
+import { STREAM_COORDINATOR_OPTIONS } from '../module/stream-coordinator.constants.js';
+
+/**
+ * Injects the resolved module options (`ResolvedStreamCoordinatorOptions`).
+ *
+ * @publicApi
+ */
+export const InjectStreamCoordinatorOptions = (): PropertyDecorator & ParameterDecorator =>
+  Inject(STREAM_COORDINATOR_OPTIONS);

@@ -1,0 +1,286 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ForbiddenException, Injectable } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { ExternalContextCreator } from '@nestjs/core';
+import { isObservable, lastValueFrom } from 'rxjs';
+import {
+  STREAM_SHARD_CONTEXT_TYPE,
+  type StreamShardContext,
+} from '../context/stream-shard.context.js';
+import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { probeGlobalEnhancers } from './global-enhancers.probe.js';
+import {
+  type DeclaredEnhancers,
+  type HandlerParameterLayout,
+  StreamHandlerMetadataAccessor,
+} from './stream-handler-metadata.accessor.js';
+import { StreamShardParamsFactory } from './stream-shard-params.factory.js';
+
+/**
+ * Calls a handler for one message. Resolves when the message counts as handled (the runtime acks
+ * it), rejects when it failed (the runtime retries, then dead-letters it).
+ *
+ * @publicApi
+ */
+export type HandlerInvoke = (
+  message: StreamShardMessage,
+  context: StreamShardContext,
+) => Promise<void>;
+
+/**
+ * How a handler is called:
+ * - `direct`: the bound method itself, when no guard, interceptor, pipe or filter can apply;
+ * - `pipeline`: through Nest's `ExternalContextCreator` (guards → interceptors → pipes →
+ *   handler, with exception filters around it), as `@nestjs/microservices` calls its handlers.
+ *
+ * @publicApi
+ */
+export type HandlerInvocationPath = 'direct' | 'pipeline';
+
+/**
+ * The method a handler is, and where it lives.
+ *
+ * @internal
+ */
+export interface HandlerTarget {
+  /** The provider or controller instance. */
+  readonly instance: object;
+  readonly methodName: string;
+  readonly className: string;
+  readonly stream: string;
+  /** Id of the host's `InstanceWrapper` (so transient enhancers resolve for this host). */
+  readonly hostId: string | undefined;
+  /** Key of the host's module in the `ModulesContainer` (enhancer classes resolve there). */
+  readonly moduleKey: string | undefined;
+}
+
+/**
+ * A handler's invoker: `invoke` builds the call path on first use; `prepare` builds it at once
+ * (the explorer does so at bootstrap, so setup errors surface there) and tells which path it is.
+ *
+ * @internal
+ */
+export interface HandlerInvoker {
+  readonly invoke: HandlerInvoke;
+  readonly prepare: () => HandlerInvocationPath;
+}
+
+/** Per-invocation state the pipeline's callback reads (the context is not a piped argument). */
+interface InvocationFrame {
+  readonly context: StreamShardContext;
+  reached: boolean;
+}
+
+/**
+ * The message of the `ForbiddenException` that `ExternalContextCreator` throws when a guard
+ * returns `false` (`FORBIDDEN_MESSAGE` in `@nestjs/core/guards/constants.js`). Matched by value:
+ * if Nest changed it, a denial would reject with Nest's exception instead, still as a failure.
+ */
+const GUARD_DENIAL_MESSAGE = 'Forbidden resource';
+
+const ALL_ENHANCERS: DeclaredEnhancers = {
+  guards: true,
+  interceptors: true,
+  pipes: true,
+  filters: true,
+};
+
+type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * Builds the `invoke` function of each handler.
+ *
+ * Pipeline details:
+ * - Execution-context arguments are `[message, StreamShardContext]` and the context type is
+ *   `'stream-shard'`, so `host.switchToRpc().getData()/getContext()` work as for microservices.
+ * - Pipes run on the message parameter (the implicit first one, or each `@ShardMessage()`), never
+ *   on the context: the context reaches the method through an `AsyncLocalStorage` frame rather
+ *   than as a piped argument.
+ * - A guard returning `false` rejects with {@link ForbiddenHandlerError} (filters see Nest's
+ *   `ForbiddenException` first). A filter that handles an error without rethrowing makes the
+ *   invocation resolve: the message counts as handled and is acked.
+ * - An Observable returned by the method is awaited to completion (empty completes too).
+ * - When no exception filter exists (none declared, none global), Nest's filter layer is left
+ *   out, so failures are not logged twice (the runtime logs them).
+ *
+ * Direct path: taken when `handlerFastPath` is on (default), the class and method declare no
+ * guards/interceptors/pipes/filters, no parameter has pipes or a custom decorator, and the
+ * application has no global enhancer (see {@link probeGlobalEnhancers}; unknown counts as
+ * present). Behaviour is the same as the pipeline's without enhancers; only the overhead goes.
+ *
+ * The path is fixed when built (first invocation, or bootstrap): enhancers registered later do
+ * not apply, as with Nest's own HTTP routes and microservice handlers.
+ *
+ * @internal
+ */
+@Injectable()
+export class HandlerInvokerFactory {
+  private readonly frames = new AsyncLocalStorage<InvocationFrame>();
+  private readonly paramsFactory = new StreamShardParamsFactory();
+
+  constructor(
+    private readonly contextCreator: ExternalContextCreator,
+    private readonly accessor: StreamHandlerMetadataAccessor,
+    @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
+  ) {}
+
+  /** Creates the invoker of one handler (the call path is built lazily). */
+  create(target: HandlerTarget): HandlerInvoker {
+    let compiled: { path: HandlerInvocationPath; invoke: HandlerInvoke } | undefined;
+    const build = () => (compiled ??= this.build(target));
+    return {
+      invoke: (message, context) => (compiled ?? build()).invoke(message, context),
+      prepare: () => build().path,
+    };
+  }
+
+  private build(target: HandlerTarget): { path: HandlerInvocationPath; invoke: HandlerInvoke } {
+    const method = (target.instance as Record<string, unknown>)[target.methodName] as AnyMethod;
+    const classRef = target.instance.constructor;
+    const layout = this.accessor.getParameterLayout(
+      paramsHostOf(target.instance, target.methodName),
+      target.methodName,
+    );
+    const declared = this.accessor.getDeclaredEnhancers(classRef, method);
+    const global = probeGlobalEnhancers(this.contextCreator) ?? ALL_ENHANCERS;
+    const direct =
+      this.options.handlerFastPath &&
+      !anyEnhancer(declared) &&
+      !anyEnhancer(global) &&
+      !layout.hasParameterPipes &&
+      !layout.hasCustomParameters;
+    if (direct) return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+    return {
+      path: 'pipeline',
+      invoke: this.pipelineInvoke(target, method, layout, declared.filters || global.filters),
+    };
+  }
+
+  private pipelineInvoke(
+    target: HandlerTarget,
+    method: AnyMethod,
+    layout: HandlerParameterLayout,
+    withFilters: boolean,
+  ): HandlerInvoke {
+    const frames = this.frames;
+    const contextIndexes = layout.context;
+    const hasRouteArgs = layout.hasRouteArgs;
+    const callback = function (this: unknown, ...params: unknown[]): unknown {
+      const frame = frames.getStore();
+      // Without route-args metadata Nest passes the raw `[message, context]`; the handler then
+      // declared only `@ShardContext()` parameters, and every other parameter stays undefined.
+      const args = hasRouteArgs ? params : [];
+      if (frame !== undefined) {
+        frame.reached = true;
+        for (const index of contextIndexes) args[index] = frame.context;
+      }
+      return settle(method.apply(this, args));
+    };
+    // Guards, interceptors and filters read their metadata from the callback, and user guards
+    // read custom metadata from `context.getHandler()`: give the wrapper the method's metadata.
+    for (const key of Reflect.getMetadataKeys(method) as unknown[]) {
+      Reflect.defineMetadata(key, Reflect.getMetadata(key, method), callback);
+    }
+    Object.defineProperty(callback, 'name', { value: method.name });
+
+    const proxy = contextCreatorFor(this.contextCreator, target.moduleKey).create(
+      target.instance,
+      callback,
+      target.methodName,
+      ROUTE_ARGS_METADATA,
+      this.paramsFactory,
+      undefined,
+      target.hostId,
+      { guards: true, interceptors: true, filters: withFilters },
+      STREAM_SHARD_CONTEXT_TYPE,
+    );
+    const handlerName = `${target.className}.${target.methodName}`;
+    return async (message, context) => {
+      const frame: InvocationFrame = { context, reached: false };
+      try {
+        await frames.run(frame, proxy, message, context);
+      } catch (error) {
+        if (!frame.reached && isGuardDenial(error)) {
+          throw new ForbiddenHandlerError(target.stream, handlerName, message.id, { cause: error });
+        }
+        throw error;
+      }
+    };
+  }
+}
+
+/**
+ * `ExternalContextCreator` finds the host's module among module *providers* only, so for a
+ * controller host it finds none, and enhancer classes (`@UseGuards(SomeGuard)`) would silently
+ * resolve to nothing. Its public `getContextModuleKey()` is the fallback it asks then; this view
+ * answers it with the module the explorer found the host in. A provider host is found before the
+ * fallback is asked, so the view changes nothing for it. (Covered by a controller e2e test.)
+ */
+function contextCreatorFor(
+  contextCreator: ExternalContextCreator,
+  moduleKey: string | undefined,
+): ExternalContextCreator {
+  if (moduleKey === undefined) return contextCreator;
+  const view = Object.create(contextCreator) as ExternalContextCreator;
+  view.getContextModuleKey = (moduleCtor) =>
+    contextCreator.getContextModuleKey(moduleCtor) || moduleKey;
+  return view;
+}
+
+/** Calls the bound method with the arguments its parameter layout asks for. */
+function directInvoke(
+  instance: object,
+  method: AnyMethod,
+  layout: HandlerParameterLayout,
+): HandlerInvoke {
+  const [only] = layout.message;
+  const isDefaultLayout =
+    layout.message.length === 1 &&
+    only?.index === 0 &&
+    only.property === undefined &&
+    layout.context.length === 1 &&
+    layout.context[0] === 1;
+  if (isDefaultLayout) {
+    return async (message, context) => {
+      await settle(method.call(instance, message, context));
+    };
+  }
+  const length = Math.max(-1, ...layout.message.map((slot) => slot.index), ...layout.context) + 1;
+  return async (message, context) => {
+    const args: unknown[] = [];
+    args.length = length;
+    for (const slot of layout.message) {
+      args[slot.index] =
+        slot.property === undefined
+          ? message
+          : (message as unknown as Record<string, unknown>)[slot.property];
+    }
+    for (const index of layout.context) args[index] = context;
+    await settle(method.apply(instance, args));
+  };
+}
+
+/** Waits for an Observable's completion (an empty one completes too); passes anything else on. */
+function settle(result: unknown): unknown {
+  return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+}
+
+function isGuardDenial(error: unknown): boolean {
+  return error instanceof ForbiddenException && error.message === GUARD_DENIAL_MESSAGE;
+}
+
+function anyEnhancer(enhancers: DeclaredEnhancers): boolean {
+  return enhancers.guards || enhancers.interceptors || enhancers.pipes || enhancers.filters;
+}
+
+/** The class that declares `methodName` (where parameter decorators stored their metadata). */
+function paramsHostOf(instance: object, methodName: string): Function {
+  let prototype: object | null = Object.getPrototypeOf(instance) as object | null;
+  while (prototype !== null && !Object.prototype.hasOwnProperty.call(prototype, methodName)) {
+    prototype = Object.getPrototypeOf(prototype) as object | null;
+  }
+  return (prototype?.constructor as Function | undefined) ?? instance.constructor;
+}

@@ -1,0 +1,5 @@
+export * from './stream-coordinator.error.js';
+export * from './invalid-module-options.error.js';
+export * from './invalid-stream-handler.error.js';
+export * from './duplicate-stream-handler.error.js';
+export * from './forbidden-handler.error.js';

@@ -1,0 +1,110 @@
+import type { LoggerService } from '@nestjs/common';
+import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
+import type { RedisConnectionOptions } from '../interfaces/redis-connection-options.interface.js';
+import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
+
+/**
+ * The part of a prom-client `Registry` the library relies on. Typed structurally so that the
+ * published declarations do not need `prom-client` installed; a prom-client `Registry` fits.
+ *
+ * @publicApi
+ */
+export interface MetricsRegistryLike {
+  /** Adds a metric (prom-client's `registerMetric`). */
+  registerMetric(metric: never): void;
+  /** Renders every metric in the Prometheus text format. */
+  metrics(): Promise<string>;
+  /** The `Content-Type` of {@link MetricsRegistryLike.metrics}' output. */
+  readonly contentType: string;
+}
+
+/**
+ * Where the library's member-side metrics go.
+ *
+ * @publicApi
+ */
+export interface StreamCoordinatorMetricsOptions {
+  /** Registry to register the metrics in. Default: prom-client's global registry. */
+  registry?: MetricsRegistryLike;
+  /** Prefix of every metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`). Default `stream_coordinator_`. */
+  prefix?: string;
+}
+
+/**
+ * How this member names itself to the coordinator (PROTOCOL.md §5):
+ * - omitted: derived from the pod-IP context (`POD_IP` or the first non-internal IPv4 address,
+ *   `POD_NAME`/`HOSTNAME`, the process id and a per-process counter);
+ * - a string: used as is (1–255 printable ASCII characters);
+ * - a function: called once at bootstrap, must return such a string;
+ * - `'coordinator'`: the coordinator issues one (`POST /v1/groups/{groupId}/member-ids`).
+ *
+ * @publicApi
+ */
+export type MemberIdOption = 'coordinator' | (string & Record<never, never>) | (() => string);
+
+/**
+ * Options of `StreamCoordinatorModule.forRoot()` (and what a `forRootAsync()` factory returns).
+ * Unknown keys are rejected at bootstrap, so a misspelt option never passes silently.
+ *
+ * @publicApi
+ */
+export interface StreamCoordinatorModuleOptions {
+  /** Base URL of the coordinator (`http://…` or `https://…`). */
+  coordinatorUrl: string;
+  /**
+   * Member-role token sent as `Authorization: Bearer …`. `undefined` is accepted by the type so
+   * `process.env.COORDINATOR_TOKEN` can be passed as is; a missing or empty token fails the
+   * bootstrap with an error saying to set `COORDINATOR_TOKEN`.
+   */
+  token: string | undefined;
+  /** The data plane: a Redis URL, ioredis options or a cluster node list. */
+  redis: RedisConnectionOptions;
+  /** Coordinator group (also the Redis consumer group on every shard): `[A-Za-z0-9._-]{1,128}`. */
+  group: string;
+  /** This member's id; see {@link MemberIdOption}. Default: derived from the pod-IP context. */
+  memberId?: MemberIdOption;
+  /** Static membership: an id that survives restarts (1–255 printable ASCII characters). */
+  instanceId?: string;
+  /** Rack (zone) of this member, for rack-aware assignors. */
+  rackId?: string;
+  /** Preferred server-side assignor (`uniform`, `range`, …). Default: the coordinator's. */
+  assignor?: string;
+  /** Longest time this member may take to release a revoked shard. Default 60000 ms. */
+  rebalanceTimeoutMs?: number;
+  /** Module-wide defaults of every `@StreamShardHandler` option. */
+  handlerDefaults?: StreamShardHandlerOptions;
+  /**
+   * Only produce, never join the group. Default: `true` when the application has no
+   * `@StreamShardHandler`, else `false`. An application without handlers never joins, even with
+   * `publishOnly: false`.
+   */
+  publishOnly?: boolean;
+  /** Bound on draining in-flight handlers at shutdown. Default 30000 ms. */
+  shutdownTimeoutMs?: number;
+  /** Timeout of one request to the coordinator. Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** Payload encoding. Default: JSON. */
+  serializer?: PayloadSerializer;
+  /** Member-side Prometheus metrics, or `false` for none. Default: enabled, global registry. */
+  metrics?: StreamCoordinatorMetricsOptions | false;
+  /** `false` silences the library, `true` (default) uses Nest's `Logger`, or pass a logger. */
+  logger?: boolean | LoggerService;
+  /**
+   * Call a handler directly, bypassing Nest's enhancer pipeline, when no guard, interceptor, pipe
+   * or exception filter can apply to it (none on its class, its method or its parameters, and none
+   * registered globally). Default `true`. Global enhancers are detected when the library can read
+   * them; when it cannot, every handler goes through the pipeline. Set `false` to always use the
+   * pipeline (for instance when enhancers are registered after bootstrap).
+   */
+  handlerFastPath?: boolean;
+}
+
+/**
+ * Extra options of `forRoot`/`forRootAsync` that shape the module itself.
+ *
+ * @publicApi
+ */
+export interface StreamCoordinatorModuleExtras {
+  /** Register the module globally (default `true`: one coordinator membership per application). */
+  isGlobal?: boolean;
+}

@@ -1,0 +1,89 @@
+/**
+ * Message factories of the module's errors, so every message follows one format and tests can
+ * compare against the same text. Each message says what was wrong and how to fix it.
+ *
+ * @internal
+ */
+
+/** One problem found in a set of options. @internal */
+export interface OptionIssue {
+  /** Dotted path of the option (`handlerDefaults.batchSize`); empty for the options object. */
+  readonly path: string;
+  /** What the value must be, or what is wrong with it (`must be an integer between 1 and 10000`). */
+  readonly problem: string;
+  /** The offending value, already rendered for a message (`0`, `"abc"`, `undefined`). */
+  readonly received: string | undefined;
+  /** How to fix it, when more than `problem` says. */
+  readonly hint?: string;
+}
+
+const MODULE = 'StreamCoordinatorModule';
+
+/** Renders one issue without a prefix: `option "x" must be … (got …); hint`. @internal */
+export function describeOptionIssue(issue: OptionIssue): string {
+  const subject = issue.path === '' ? 'options' : `option "${issue.path}"`;
+  const got = issue.received === undefined ? '' : ` (got ${issue.received})`;
+  const hint = issue.hint === undefined ? '' : `; ${issue.hint}`;
+  return `${subject} ${issue.problem}${got}${hint}`;
+}
+
+/** Renders several issues: the first, then the others after `also:`. @internal */
+function describeOptionIssues(issues: readonly OptionIssue[]): string {
+  const [first, ...rest] = issues;
+  if (first === undefined) return 'options are invalid';
+  const also = rest.length === 0 ? '' : `; also: ${rest.map(describeOptionIssue).join('; ')}`;
+  return `${describeOptionIssue(first)}${also}`;
+}
+
+/** `StreamCoordinatorModule: option "handlerDefaults.batchSize" must be … (got 0)`. @internal */
+export const INVALID_MODULE_OPTIONS = (issues: readonly OptionIssue[]): string =>
+  `${MODULE}: ${describeOptionIssues(issues)}`;
+
+/** An invalid `@StreamShardHandler` (bad stream name or options, or misuse). @internal */
+export const INVALID_STREAM_HANDLER = (className: string, memberName: string, reason: string) =>
+  `@StreamShardHandler on ${memberName === '' ? className : `${className}.${memberName}`}: ${reason}`;
+
+/** Reason: the handler's options are invalid. @internal */
+export const INVALID_HANDLER_OPTIONS = (issues: readonly OptionIssue[]): string =>
+  describeOptionIssues(issues);
+
+/** Reason: the decorator was put on something that is not an instance method. @internal */
+export const NOT_A_METHOD = (kind: 'property' | 'class' | 'static method' | 'accessor'): string =>
+  `the decorator applies to instance methods only, but was applied to ${kind === 'accessor' ? 'an' : 'a'} ${kind}; move it to a method of an @Injectable() provider or a controller`;
+
+/** Reason: request-scoped or transient host. @internal */
+export const NON_STATIC_HOST = (className: string, scope: string): string =>
+  `${className} is ${scope}, but stream handlers need a singleton (default-scoped) provider or controller ` +
+  `whose dependencies are singletons too; remove the scope from ${className} and its dependencies, ` +
+  'or move the handler to a singleton provider';
+
+/** Reason: a parameter uses a decorator the library cannot supply. @internal */
+export const UNSUPPORTED_PARAMETER = (index: number): string =>
+  `parameter ${index} has a parameter decorator the library cannot fill (such as @Query() or @Ctx()); ` +
+  'use @ShardMessage(), @ShardContext() or a custom decorator made with createParamDecorator()';
+
+/** Reason: the stream name breaks the name rule. @internal */
+export const INVALID_STREAM_NAME = (received: string): string =>
+  `the stream name must be a name of 1–128 characters from [A-Za-z0-9._-] (got ${received})`;
+
+/** Reason: the method carries two `@StreamShardHandler` decorators. @internal */
+export const DOUBLE_DECORATION = (first: string, second: string): string =>
+  `the method has two @StreamShardHandler decorators ("${first}" and "${second}"); a method handles one stream`;
+
+/** Reason: a parameter decorator was put on a constructor parameter. @internal */
+export const NOT_A_HANDLER_PARAMETER = (decorator: string): string =>
+  `${decorator} applies to parameters of a @StreamShardHandler method, not to constructor parameters`;
+
+/** Reason: a parameter has both `@ShardMessage()` and `@ShardContext()`. @internal */
+export const CONFLICTING_PARAMETER = (index: number): string =>
+  `parameter ${index} has both @ShardMessage() and @ShardContext(); keep one`;
+
+/** Two handlers for one stream. @internal */
+export const DUPLICATE_STREAM_HANDLER = (stream: string, first: string, second: string): string =>
+  `Stream "${stream}" has two @StreamShardHandler methods: ${first} and ${second}. ` +
+  'An application has exactly one handler per stream; remove one or merge them.';
+
+/** A guard denied a message. @internal */
+export const FORBIDDEN_HANDLER = (stream: string, handler: string, messageId: string): string =>
+  `A guard of ${handler} denied message ${messageId} of stream "${stream}"; ` +
+  'the handler did not run and the message is retried, then dead-lettered, like a failed one';

@@ -1,0 +1,233 @@
+import 'reflect-metadata';
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  type INestApplicationContext,
+  Scope,
+} from '@nestjs/common';
+import { REQUEST } from '@nestjs/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bootContext, invoke, shardMessage } from './fixtures.js';
+import {
+  DuplicateStreamHandlerError,
+  InvalidStreamHandlerError,
+  type ResolvedStreamCoordinatorOptions,
+  STREAM_COORDINATOR_OPTIONS,
+  StreamHandlerRegistry,
+  StreamShardHandler,
+  type StreamShardMessage,
+} from './library.js';
+
+const apps: INestApplicationContext[] = [];
+
+async function boot(...args: Parameters<typeof bootContext>): Promise<INestApplicationContext> {
+  const app = await bootContext(...args);
+  apps.push(app);
+  return app;
+}
+
+async function bootFailure(...args: Parameters<typeof bootContext>): Promise<unknown> {
+  return bootContext(...args).then(
+    async (app) => {
+      await app.close();
+      throw new Error('expected the bootstrap to fail');
+    },
+    (error: unknown) => error,
+  );
+}
+
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+@Injectable()
+class OrdersHandler {
+  readonly seen: StreamShardMessage[] = [];
+
+  @StreamShardHandler('orders', { batchSize: 10, retry: { maxDelayMs: 800 } })
+  async handle(message: StreamShardMessage): Promise<void> {
+    this.seen.push(message);
+  }
+
+  notAHandler(): void {}
+}
+
+@Controller('payments')
+class PaymentsController {
+  readonly seen: string[] = [];
+
+  @Get()
+  list(): string[] {
+    return this.seen;
+  }
+
+  @StreamShardHandler('payments')
+  onPayment(message: StreamShardMessage<{ amount: number }>): void {
+    this.seen.push(`${message.payload.amount}`);
+  }
+}
+
+describe('handler discovery', () => {
+  it('registers handlers of providers and controllers with merged options', async () => {
+    const app = await boot(
+      { providers: [OrdersHandler], controllers: [PaymentsController] },
+      { handlerDefaults: { concurrency: 4 } },
+    );
+    const registry = app.get(StreamHandlerRegistry);
+    expect(registry.streams()).toEqual(['orders', 'payments']);
+    expect(registry.get('orders')).toMatchObject({
+      className: 'OrdersHandler',
+      methodName: 'handle',
+      options: {
+        concurrency: 4,
+        batchSize: 10,
+        blockMs: 2000,
+        maxDeliveries: 5,
+        retry: { initialDelayMs: 100, maxDelayMs: 800, multiplier: 2 },
+        deadLetter: true,
+      },
+    });
+    expect(registry.get('payments')).toMatchObject({
+      className: 'PaymentsController',
+      methodName: 'onPayment',
+    });
+    expect(registry.isPublishOnly()).toBe(false);
+
+    await invoke(app, 'orders', shardMessage({ n: 1 }));
+    await invoke(app, 'payments', shardMessage({ amount: 12 }, { stream: 'payments' }));
+    expect(app.get(OrdersHandler).seen).toHaveLength(1);
+    expect(app.get(PaymentsController).seen).toEqual(['12']);
+  });
+
+  it('is publish-only when no handler exists', async () => {
+    const app = await boot({});
+    expect(app.get(StreamHandlerRegistry).streams()).toEqual([]);
+    expect(app.get(StreamHandlerRegistry).isPublishOnly()).toBe(true);
+  });
+
+  it('fails the bootstrap on two handlers for one stream, naming both', async () => {
+    @Injectable()
+    class LegacyOrdersHandler {
+      @StreamShardHandler('orders')
+      onOrder(): void {}
+    }
+    const error = await bootFailure({ providers: [OrdersHandler, LegacyOrdersHandler] });
+    expect(error).toBeInstanceOf(DuplicateStreamHandlerError);
+    expect((error as Error).message).toBe(
+      'Stream "orders" has two @StreamShardHandler methods: OrdersHandler.handle and LegacyOrdersHandler.onOrder. ' +
+        'An application has exactly one handler per stream; remove one or merge them.',
+    );
+  });
+
+  it('fails the bootstrap on a handler of a request-scoped provider', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class ScopedHandler {
+      @StreamShardHandler('orders')
+      handle(): void {}
+    }
+    const error = await bootFailure({ providers: [ScopedHandler] });
+    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((error as Error).message).toMatch(
+      /^@StreamShardHandler on ScopedHandler\.handle: ScopedHandler is request-scoped, but stream handlers need a singleton/,
+    );
+  });
+
+  it('fails the bootstrap on a handler whose provider depends on the request', async () => {
+    @Injectable()
+    class RequestDependentHandler {
+      constructor(@Inject(REQUEST) readonly request: unknown) {}
+
+      @StreamShardHandler('orders')
+      handle(): void {}
+    }
+    const error = await bootFailure({ providers: [RequestDependentHandler] });
+    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((error as Error).message).toMatch(
+      /^@StreamShardHandler on RequestDependentHandler\.handle: RequestDependentHandler is request-scoped through one of its dependencies/,
+    );
+  });
+
+  it('fails the bootstrap on a handler of a transient provider', async () => {
+    @Injectable({ scope: Scope.TRANSIENT })
+    class TransientHandler {
+      @StreamShardHandler('orders')
+      handle(): void {}
+    }
+    const error = await bootFailure({ providers: [TransientHandler] });
+    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((error as Error).message).toMatch(
+      /^@StreamShardHandler on TransientHandler\.handle: TransientHandler is transient/,
+    );
+  });
+
+  it('fails the bootstrap when merged options are inconsistent, naming Class.method', async () => {
+    @Injectable()
+    class SlowRetryHandler {
+      @StreamShardHandler('orders', { retry: { initialDelayMs: 2000 } })
+      handle(): void {}
+    }
+    const error = await bootFailure(
+      { providers: [SlowRetryHandler] },
+      { handlerDefaults: { retry: { maxDelayMs: 1000 } } },
+    );
+    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((error as Error).message).toBe(
+      '@StreamShardHandler on SlowRetryHandler.handle: option "retry.initialDelayMs" must not be greater than "maxDelayMs" (got 2000, with maxDelayMs 1000); raise maxDelayMs or lower initialDelayMs',
+    );
+  });
+
+  it('finds inherited handlers and registers an aliased or shared instance once', async () => {
+    class BaseHandler {
+      readonly seen: string[] = [];
+
+      @StreamShardHandler('orders')
+      handle(message: StreamShardMessage): void {
+        this.seen.push(message.id);
+      }
+    }
+    @Injectable()
+    class ConcreteHandler extends BaseHandler {}
+    const app = await boot({
+      providers: [
+        ConcreteHandler,
+        { provide: 'ALIAS', useExisting: ConcreteHandler },
+        {
+          provide: 'SAME_OBJECT',
+          useFactory: (handler: ConcreteHandler) => handler,
+          inject: [ConcreteHandler],
+        },
+      ],
+    });
+    expect(app.get(StreamHandlerRegistry).get('orders')).toMatchObject({
+      className: 'ConcreteHandler',
+    });
+    await invoke(app, 'orders', shardMessage({}, { id: '5-0' }));
+    expect(app.get(ConcreteHandler).seen).toEqual(['5-0']);
+  });
+
+  it('keeps two applications in one process apart', async () => {
+    @Injectable()
+    class OtherHandler {
+      @StreamShardHandler('refunds')
+      handle(): void {}
+    }
+    const first = await boot({ providers: [OrdersHandler] });
+    const second = await boot({ providers: [OtherHandler] });
+    expect(first.get(StreamHandlerRegistry).streams()).toEqual(['orders']);
+    expect(second.get(StreamHandlerRegistry).streams()).toEqual(['refunds']);
+    expect(first.get(StreamHandlerRegistry)).not.toBe(second.get(StreamHandlerRegistry));
+    // The same handler class in two apps: each app has its own instance and no duplicate error.
+    const third = await boot({ providers: [OrdersHandler] });
+    await invoke(third, 'orders', shardMessage({}));
+    expect(third.get(OrdersHandler).seen).toHaveLength(1);
+    expect(first.get(OrdersHandler).seen).toHaveLength(0);
+    // Default member ids differ between the runtimes of one process.
+    const ids = [first, second, third].map((app) => {
+      const { memberId } = app.get<ResolvedStreamCoordinatorOptions>(STREAM_COORDINATOR_OPTIONS);
+      return memberId.kind === 'fixed' ? memberId.id : memberId.kind;
+    });
+    expect(new Set(ids).size).toBe(3);
+  });
+});

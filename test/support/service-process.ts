@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { onProcessExit, type Unregister } from './process-cleanup.js';
+
+/** Options of {@link ServiceProcess.launch}. */
+export interface ServiceProcessOptions {
+  /** A built entry point (`apps/<app>/dist/main.js`). */
+  readonly entry: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly port: number;
+  /** Path polled until it answers 200 (`/health/ready`, `/status`). */
+  readonly readyPath: string;
+  readonly readyTimeoutMs: number;
+  /** Name used in error messages. */
+  readonly name: string;
+}
+
+/**
+ * A built Node app of this repository run as a child process on a known port: started, waited
+ * for until its ready path answers 200, stopped or killed by the test, and killed at the latest
+ * when the test process exits.
+ */
+export class ServiceProcess {
+  private child: ChildProcess | null = null;
+  private exited: Promise<number | null> = Promise.resolve(null);
+  private unregister: Unregister = () => {};
+  private logs: string[] = [];
+
+  protected constructor(readonly options: ServiceProcessOptions) {}
+
+  /** Starts a process and waits until it is ready. */
+  static async launch(options: ServiceProcessOptions): Promise<ServiceProcess> {
+    const service = new ServiceProcess(options);
+    await service.launch();
+    return service;
+  }
+
+  get port(): number {
+    return this.options.port;
+  }
+
+  /** Base URL, e.g. `http://127.0.0.1:54321`. */
+  get url(): string {
+    return `http://127.0.0.1:${this.options.port}`;
+  }
+
+  /** Process id of the running child. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Whether the child is still running. */
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Everything the process printed so far (the most recent part). */
+  output(): string {
+    return this.logs.join('');
+  }
+
+  protected async launch(): Promise<void> {
+    const { entry, env, name } = this.options;
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: run "npm run build" first (npm test does)`);
+    const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    const collect = (chunk: Buffer): void => {
+      this.logs.push(chunk.toString());
+      if (this.logs.length > 2000) this.logs.splice(0, 1000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    this.exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    this.unregister = onProcessExit(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    await this.waitReady(child, name);
+  }
+
+  private async waitReady(child: ChildProcess, name: string): Promise<void> {
+    const deadline = Date.now() + this.options.readyTimeoutMs;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${this.output()}`);
+      }
+      try {
+        const res = await fetch(`${this.url}${this.options.readyPath}`, { signal: AbortSignal.timeout(1000) });
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`${name} was not ready within ${this.options.readyTimeoutMs} ms:\n${this.output()}`);
+  }
+
+  /** Sends `signal` (default SIGTERM) and waits for the exit; SIGKILL after `timeoutMs`. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+    const child = this.child;
+    if (!child || !this.running) return child?.exitCode ?? null;
+    if (signal !== 'SIGKILL') child.kill('SIGCONT');
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const code = await this.exited;
+    clearTimeout(timer);
+    this.unregister();
+    return code;
+  }
+
+  /** SIGKILL, as a crash. */
+  kill(): Promise<number | null> {
+    return this.stop('SIGKILL');
+  }
+
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the process. */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    this.child?.kill(signal);
+  }
+
+  /** Starts it again on the same port with the same environment. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+}
