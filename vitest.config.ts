@@ -5,12 +5,12 @@ import { defineConfig } from 'vitest/config';
  * typecheck and build, because the end-to-end suites start the built apps as child processes.
  *
  * - `unit`: pure logic next to the code (`*.spec.ts` under `apps/` and `libs/`).
- * - `e2e`: real Redis, real HTTP, real child processes (`test/**\/*.e2e-spec.ts`).
+ * - `e2e`: real Redis, real HTTP, real child processes (`test/**\/*.e2e-spec.ts`). Its global
+ *   setup resolves the test Redis once; unit tests need none.
  */
 export default defineConfig({
   resolve: { tsconfigPaths: true },
   test: {
-    globalSetup: ['./test/support/global-setup.ts'],
     projects: [
       {
         extends: true,
@@ -18,6 +18,8 @@ export default defineConfig({
           name: 'unit',
           include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts'],
           testTimeout: 30_000,
+          // Projects with different worker limits must run as separate groups: unit first.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -25,10 +27,13 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.e2e-spec.ts'],
+          // Resolves Redis once for every e2e suite (REDIS_URL, :6379, Docker, redis-server).
+          globalSetup: ['./test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: true,
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,11 +1,15 @@
 import type { TestProject } from 'vitest/node';
+import { resolveRedis } from './redis-resolve.js';
 
 /**
- * Resolves the Redis every suite uses (minimal version: REDIS_URL or the local default) and
- * provides it to the workers.
+ * Vitest global setup of the `e2e` project: resolves the Redis every suite uses once (see
+ * {@link resolveRedis} for the order), provides its URL to the workers (`redisUrl()`) and exports
+ * it as `REDIS_URL` for child processes, and stops whatever it started in teardown. If no Redis
+ * can be had, the run fails here with one message saying how to get one.
  */
-export default function setup(project: TestProject): void {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  process.env.REDIS_URL = url;
-  project.provide('redisUrl', url);
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const redis = await resolveRedis({ log: (line) => console.log(line) });
+  process.env.REDIS_URL = redis.url;
+  project.provide('redisUrl', redis.url);
+  return () => redis.stop();
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { RedisUnavailableError } from './redis-unavailable.error.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -8,12 +9,24 @@ declare module 'vitest' {
   }
 }
 
-/** The Redis every suite uses, resolved once by the global setup. */
+export { resolveRedis, LOCAL_REDIS_URL } from './redis-resolve.js';
+export type { RedisSource, ResolvedRedis, ResolveRedisOptions } from './redis-resolve.js';
+export { RedisUnavailableError } from './redis-unavailable.error.js';
+export { probeRedis, waitForRedis, type RedisProbeResult } from './redis-probe.js';
+
+/**
+ * The Redis every suite uses, resolved once by the global setup (`test/support/global-setup.ts`).
+ *
+ * @throws RedisUnavailableError when the test runs without that setup and `REDIS_URL` is unset.
+ */
 export function redisUrl(): string {
   const provided = inject('redisUrl');
   if (provided) return provided;
   if (process.env.REDIS_URL) return process.env.REDIS_URL;
-  throw new Error('no Redis URL was provided by the global setup');
+  throw new RedisUnavailableError(
+    'no Redis URL: the e2e global setup (test/support/global-setup.ts) did not run and REDIS_URL ' +
+      'is unset. Run the suite through `npx vitest run` (project e2e) or set REDIS_URL.',
+  );
 }
 
 /** A key prefix no other test uses: `t<random>-<label>`. */
