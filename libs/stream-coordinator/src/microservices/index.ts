@@ -1,0 +1,2 @@
+export * from './stream-coordinator.transport.js';
+export * from './stream-coordinator.client-proxy.js';

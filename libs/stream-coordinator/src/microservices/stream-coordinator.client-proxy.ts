@@ -1,0 +1,87 @@
+import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
+import { resolveStreamCoordinatorOptions } from '../module/stream-coordinator-options.validation.js';
+import { PublishArgumentError } from '../producer/errors/publish-argument.error.js';
+import { RoutingCache } from '../producer/routing-cache.js';
+import { StreamPublisher } from '../producer/stream-publisher.js';
+import { CoordinatorClient } from '../runtime/coordinator-client.js';
+import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
+
+/**
+ * What `emit(stream, event)` takes: the routing key, the payload, optional headers.
+ *
+ * @publicApi
+ */
+export interface StreamEvent<T = unknown> {
+  readonly key: string;
+  readonly value: T;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * A `ClientProxy` that publishes to streams, routed like `StreamProducer` (same routing, same
+ * STALE_ROUTING handling): `client.emit('orders', { key: order.customerId, value: order })`
+ * completes with the entry id. `send()` is not supported (streams carry events).
+ *
+ * @publicApi
+ */
+export class StreamCoordinatorClientProxy extends ClientProxy {
+  private readonly options: ResolvedStreamCoordinatorOptions;
+  private connections: StreamCoordinatorConnections | null = null;
+  private publisher: StreamPublisher | null = null;
+
+  /** @throws InvalidModuleOptionsError as `StreamCoordinatorModule.forRoot` would. */
+  constructor(options: StreamCoordinatorModuleOptions) {
+    super();
+    this.options = resolveStreamCoordinatorOptions({ ...options, publishOnly: true });
+  }
+
+  async connect(): Promise<StreamPublisher> {
+    if (!this.publisher) {
+      this.connections = new StreamCoordinatorConnections(this.options);
+      this.publisher = new StreamPublisher({
+        connection: this.connections.commands(),
+        routing: new RoutingCache(
+          new CoordinatorClient({
+            baseUrl: this.options.coordinatorUrl,
+            token: this.options.token,
+            requestTimeoutMs: this.options.requestTimeoutMs,
+          }),
+        ),
+        serializer: this.options.serializer,
+      });
+    }
+    return this.publisher;
+  }
+
+  async close(): Promise<void> {
+    await this.connections?.onApplicationShutdown();
+    this.connections = null;
+    this.publisher = null;
+  }
+
+  unwrap<T>(): T {
+    if (!this.publisher) throw new Error('StreamCoordinatorClientProxy is not connected yet');
+    return this.publisher as T;
+  }
+
+  protected publish(_packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
+    callback({
+      err: new PublishArgumentError('send() is not supported by StreamCoordinatorClientProxy: use emit(stream, { key, value })'),
+      isDisposed: true,
+    });
+    return () => undefined;
+  }
+
+  protected async dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
+    const stream = String(packet.pattern);
+    const event = packet.data as Partial<StreamEvent> | null;
+    if (typeof event !== 'object' || event === null || typeof event.key !== 'string') {
+      throw new PublishArgumentError(`emit(${JSON.stringify(stream)}, event): event must be { key: string, value, headers? }`);
+    }
+    const publisher = await this.connect();
+    const id = await publisher.publish(stream, event.key, event.value, event.headers ? { headers: event.headers } : {});
+    return id as T;
+  }
+}

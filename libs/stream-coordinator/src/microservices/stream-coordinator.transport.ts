@@ -1,0 +1,115 @@
+import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import type { StreamShardContext } from '../context/stream-shard.context.js';
+import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
+import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
+import {
+  collectHandlerOptionIssues,
+  mergeHandlerOptions,
+  resolveStreamCoordinatorOptions,
+} from '../module/stream-coordinator-options.validation.js';
+import { isValidName } from '../protocol/limits.js';
+import { MemberRuntime } from '../runtime/member-runtime.js';
+import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
+import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
+
+/** Status values the transport reports on `server.status`. */
+export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
+
+/**
+ * `@nestjs/microservices` transport over the same member runtime as the module: start it with
+ * `NestFactory.createMicroservice(AppModule, { strategy: new StreamCoordinatorTransport(options) })`
+ * or `app.connectMicroservice({ strategy })`, and declare handlers with `@EventPattern('orders')`
+ * (the pattern is the stream; `@EventPattern('orders', { batchSize: 50 })` sets handler options;
+ * `@Payload()` is the `StreamShardMessage`, `@Ctx()` the `StreamShardContext`). Handlers run
+ * through Nest's microservice pipeline (guards, interceptors, pipes, filters); a handler that
+ * throws or whose observable errors is retried, then dead-lettered, like a `@StreamShardHandler`.
+ * Request-response (`@MessagePattern`) is not supported: streams carry events.
+ *
+ * @publicApi
+ */
+export class StreamCoordinatorTransport
+  extends Server<Record<string, never>, StreamCoordinatorTransportStatus>
+  implements CustomTransportStrategy
+{
+  private readonly options: ResolvedStreamCoordinatorOptions;
+  private runtime: MemberRuntime | null = null;
+  private connections: StreamCoordinatorConnections | null = null;
+
+  /** @throws InvalidModuleOptionsError as `StreamCoordinatorModule.forRoot` would. */
+  constructor(options: StreamCoordinatorModuleOptions) {
+    super();
+    this.options = resolveStreamCoordinatorOptions(options);
+  }
+
+  listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    const registry = new StreamHandlerRegistry(this.options);
+    for (const [pattern, handler] of this.getHandlers()) this.register(registry, pattern, handler);
+    this.connections = new StreamCoordinatorConnections(this.options);
+    this.runtime = new MemberRuntime(this.options, registry, this.connections, new MemberRuntimeEvents());
+    void this.runtime.onApplicationBootstrap().then(
+      () => {
+        this._status$.next('connected');
+        callback();
+      },
+      (error: unknown) => callback(error),
+    );
+  }
+
+  private register(registry: StreamHandlerRegistry, pattern: string, handler: MessageHandler): void {
+    if (!handler.isEventHandler) {
+      throw new InvalidModuleOptionsError([
+        {
+          path: 'handlers',
+          problem: 'must be @EventPattern handlers: @MessagePattern (request-response) is not supported on streams',
+          received: `@MessagePattern(${JSON.stringify(pattern)})`,
+        },
+      ]);
+    }
+    if (!isValidName(pattern)) {
+      throw new InvalidModuleOptionsError([
+        {
+          path: 'handlers',
+          problem: 'must name streams: an @EventPattern pattern is a stream name of 1-128 characters of [A-Za-z0-9._-]',
+          received: `@EventPattern(${JSON.stringify(pattern)})`,
+        },
+      ]);
+    }
+    const own = handler.extras as StreamShardHandlerOptions | undefined;
+    const ownOptions = own && Object.keys(own).length > 0 ? own : undefined;
+    const issues = collectHandlerOptionIssues(ownOptions);
+    const merged = mergeHandlerOptions(this.options.handlerDefaults, ownOptions);
+    if (issues.length > 0 || merged.issues.length > 0) throw new InvalidModuleOptionsError([...issues, ...merged.issues]);
+    registry.register({
+      stream: pattern,
+      options: merged.options,
+      className: 'EventPattern',
+      methodName: pattern,
+      invoke: async (message: StreamShardMessage, context: StreamShardContext) => {
+        const result = this.transformToObservable(await handler(message, context));
+        await lastValueFrom(result, { defaultValue: undefined });
+      },
+    });
+  }
+
+  /** Drains in-flight handlers, leaves the group, closes the connections. */
+  async close(): Promise<void> {
+    await this.runtime?.beforeApplicationShutdown();
+    await this.connections?.onApplicationShutdown();
+    this._status$.next('disconnected');
+  }
+
+  on(): never {
+    throw new Error('StreamCoordinatorTransport does not emit transport events; use MemberRuntimeEvents');
+  }
+
+  /** The member runtime underneath (its `status()` and readers). */
+  unwrap<T>(): T {
+    if (!this.runtime) throw new Error('StreamCoordinatorTransport is not listening yet');
+    return this.runtime as T;
+  }
+}
