@@ -72,10 +72,11 @@ export function removeMember(
 /**
  * A static member leaving for a while (`-2`): its assignment stays reserved (nobody else gets its
  * shards), shards it was revoking are released, no epoch bump, the session timer keeps running.
+ * A repeated `-2` (a retried leave) changes nothing.
  */
 export function leaveTemporarily(txn: GroupTransaction, memberId: string): void {
   const member = txn.members.get(memberId);
-  if (!member) return;
+  if (!member || member.memberEpoch === -2) return;
   txn.putMember({
     ...member,
     memberEpoch: -2,

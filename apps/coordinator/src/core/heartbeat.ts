@@ -247,12 +247,16 @@ function findOrCreateMember(
 /**
  * A static member rejoining under a (possibly new) member id takes the old record over at once:
  * same shards, same target, epoch reset to 0 so reconciliation moves it to the current epoch.
+ * When the new member id already names another (dynamic) member, that member is removed first
+ * (its shards are free: it rejoined owning nothing) and the group epoch goes up, so its target is
+ * handed out again.
  */
 function replaceStaticMember(
   txn: GroupTransaction,
   old: MemberRecord,
   newMemberId: string,
 ): MemberRecord {
+  if (newMemberId !== old.memberId && txn.removeMember(newMemberId)) bumpGroupEpoch(txn, 'join');
   const target = txn.targets.get(old.memberId);
   txn.removeMember(old.memberId);
   if (target) txn.targets.set(newMemberId, target);
