@@ -1,12 +1,9 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { freePort } from './free-port.js';
-import { redisUrl } from './redis.js';
-import { ServiceProcess } from './service-process.js';
+import { defaultRedisUrl, ServiceProcess, repoRoot } from './service-process.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built coordinator entry point (`npm run build` makes it; `npm test` builds first). */
-export const COORDINATOR_MAIN = resolve(ROOT, 'apps/coordinator/dist/main.js');
+export const COORDINATOR_MAIN = resolve(repoRoot(), 'apps/coordinator/dist/main.js');
 
 /** Tokens every test coordinator is started with. */
 export const TEST_TOKENS = { member: 'test-member-token', admin: 'test-admin-token' } as const;
@@ -35,7 +32,7 @@ export class CoordinatorProcess extends ServiceProcess {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      REDIS_URL: options.redisUrl ?? redisUrl(),
+      REDIS_URL: options.redisUrl ?? defaultRedisUrl(),
       KEY_PREFIX: options.prefix,
       COORDINATOR_TOKEN: TEST_TOKENS.member,
       COORDINATOR_ADMIN_TOKEN: TEST_TOKENS.admin,
@@ -112,3 +109,4 @@ export class CoordinatorApi {
     return this.request<T>('DELETE', path);
   }
 }
+

@@ -61,11 +61,11 @@ export async function resolveRedis(options: ResolveRedisOptions = {}): Promise<R
   if (fromEnv !== undefined && fromEnv !== '') {
     const probe = await probeRedis(fromEnv, timeoutMs);
     if (probe.ok) {
-      log(`Redis for the tests: REDIS_URL (${redact(fromEnv)})`);
+      log(`Redis: REDIS_URL (${redact(fromEnv)})`);
       return { url: fromEnv, source: 'env', stop: noop };
     }
     throw new RedisUnavailableError(
-      `Redis for the tests: REDIS_URL=${redact(fromEnv)} is set but no Redis answered there ` +
+      `Redis: REDIS_URL=${redact(fromEnv)} is set but no Redis answered there ` +
         `(${probe.reason}). REDIS_URL is used alone when set, without fallbacks: fix it, start ` +
         `Redis there, or unset it. ${HOW_TO_GET_REDIS}`,
     );

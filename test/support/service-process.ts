@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { onProcessExit, type Unregister } from './process-cleanup.js';
 
 /** Options of {@link ServiceProcess.launch}. */
@@ -123,4 +125,23 @@ export class ServiceProcess {
     await this.stop();
     await this.launch();
   }
+}
+
+/** The Redis the e2e global setup resolved (it exports REDIS_URL), else the local default. */
+export function defaultRedisUrl(): string {
+  return process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+/**
+ * The repository root: the nearest folder above this file holding `nest-cli.json` (works from
+ * the sources and from the compiled tools in `.tools/`).
+ */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'nest-cli.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the repository root (no nest-cli.json above this file)');
+    dir = parent;
+  }
+  return dir;
 }

@@ -1,13 +1,10 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { TEST_TOKENS } from './coordinator-process.js';
 import { freePort } from './free-port.js';
-import { redisUrl } from './redis.js';
-import { ServiceProcess } from './service-process.js';
+import { defaultRedisUrl, ServiceProcess, repoRoot } from './service-process.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built example worker entry point. */
-export const WORKER_MAIN = resolve(ROOT, 'apps/example-worker/dist/main.js');
+export const WORKER_MAIN = resolve(repoRoot(), 'apps/example-worker/dist/main.js');
 
 /** Options of {@link WorkerProcess.start}. */
 export interface WorkerProcessOptions {
@@ -31,7 +28,7 @@ export class WorkerProcess extends ServiceProcess {
         PORT: String(port),
         COORDINATOR_URL: options.coordinatorUrl,
         COORDINATOR_TOKEN: TEST_TOKENS.member,
-        REDIS_URL: options.redisUrl ?? redisUrl(),
+        REDIS_URL: options.redisUrl ?? defaultRedisUrl(),
         GROUP: options.group,
         ...(options.recordFile ? { RECORD_FILE: options.recordFile } : {}),
         ...options.env,
@@ -51,3 +48,4 @@ export class WorkerProcess extends ServiceProcess {
     return (await res.json()) as { memberId: string | null; memberEpoch: number; phase: string; shards: number[]; handled: number };
   }
 }
+
