@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { CoordinatorAppModule } from './coordinator-app.module.js';
+import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
 import { GROUP_COORDINATOR, GROUP_STORE, STREAM_REGISTRY } from './groups/groups.tokens.js';
 import type { GroupCoordinator } from './groups/group-coordinator.js';
@@ -29,7 +30,12 @@ export async function createCoordinatorApp(
   config: CoordinatorConfig,
   extra: Pick<ModuleMetadata, 'imports' | 'providers'> = {},
 ): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: RAW_BODY_CEILING, trustProxy: true });
+  const adapter = new FastifyAdapter({
+    bodyLimit: RAW_BODY_CEILING,
+    trustProxy: true,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: renderFrameworkError,
+  });
   const fastify = adapter.getInstance();
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RAW_BODY_CEILING }, (_req, body, done) => {

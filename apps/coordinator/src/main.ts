@@ -1,21 +1,33 @@
 import 'reflect-metadata';
-import { startCoordinator } from './bootstrap.js';
 import { loadCoordinatorConfig } from './config/coordinator-config.js';
 import { InvalidConfigError } from './config/invalid-config.error.js';
 
-/** Entry point: configured by the environment only (PROTOCOL.md §6). */
+/** Prints a configuration problem (no stack trace: it is the operator's to fix) and exits 1. */
+function refuseToStart(error: InvalidConfigError): never {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
+
+/**
+ * Entry point: configured by the environment only (PROTOCOL.md §6). The environment is checked
+ * before Nest is even loaded, so a bad value stops the process at once; problems only found while
+ * the app starts (DEFAULT_ASSIGNOR naming no registered assignor) stop it the same way.
+ */
 async function main(): Promise<void> {
   let config;
   try {
     config = loadCoordinatorConfig(process.env);
   } catch (error) {
-    if (error instanceof InvalidConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof InvalidConfigError) refuseToStart(error);
     throw error;
   }
-  await startCoordinator(config);
+  const { startCoordinator } = await import('./bootstrap.js');
+  try {
+    await startCoordinator(config);
+  } catch (error) {
+    if (error instanceof InvalidConfigError) refuseToStart(error);
+    throw error;
+  }
 }
 
 await main();

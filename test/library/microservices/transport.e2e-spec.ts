@@ -51,7 +51,8 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
 
     @Controller()
     class EventsController {
-      @EventPattern('events')
+      // The explicit type argument picks the untyped overload, so @Ctx() can be typed.
+      @EventPattern<string>('events')
       @UseInterceptors(CountingInterceptor)
       handle(@Payload() message: StreamShardMessage<{ n: number }>, @Ctx() context: StreamShardContext): void {
         handled.push({ key: message.key, n: message.payload.n, shard: context.shard, viaInterceptor: intercepted > 0 });

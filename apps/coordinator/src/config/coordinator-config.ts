@@ -1,4 +1,4 @@
-import { isValidName } from '@redis-stream-coordinator/nestjs/protocol';
+import { isValidId, isValidName } from '@redis-stream-coordinator/nestjs/protocol';
 import { z } from 'zod';
 import { InvalidConfigError } from './invalid-config.error.js';
 
@@ -37,11 +37,21 @@ export interface DeclaredStream {
 
 const MAX_SHARDS_LIMIT = 4096;
 
+/** The URL schemes `createRedisConnection` accepts, with something after `://`. */
+const REDIS_URL_PATTERN = /^(?:redis|rediss|redis\+cluster|rediss\+cluster):\/\/\S+$/i;
+
 const schema = z
   .object({
     PORT: int('PORT', 0, 65535, 7400),
     HOST: z.string().optional().default('0.0.0.0'),
-    REDIS_URL: z.string().optional().default('redis://127.0.0.1:6379'),
+    REDIS_URL: z
+      .string()
+      .optional()
+      .default('redis://127.0.0.1:6379')
+      .refine((url) => REDIS_URL_PATTERN.test(url.trim()), {
+        message:
+          'REDIS_URL must look like redis://host:port, rediss://host:port or redis+cluster://host1:port1,host2:port2',
+      }),
     KEY_PREFIX: z
       .string()
       .optional()
@@ -59,7 +69,13 @@ const schema = z
     SESSION_TIMEOUT_MS: int('SESSION_TIMEOUT_MS', 50, 86_400_000, 15000),
     STREAMS: z.string().optional().default(''),
     GROUP_MAX_SIZE: int('GROUP_MAX_SIZE', 1, 1_000_000, 10000),
-    DEFAULT_ASSIGNOR: z.string().optional().default('uniform'),
+    DEFAULT_ASSIGNOR: z
+      .string()
+      .optional()
+      .default('uniform')
+      .refine((name) => isValidId(name), {
+        message: 'DEFAULT_ASSIGNOR must be an assignor name of 1-255 printable ASCII characters (built in: uniform, range)',
+      }),
     MAX_SHARDS: int('MAX_SHARDS', 1, MAX_SHARDS_LIMIT, 1024),
     EVENT_LOG_MAXLEN: int('EVENT_LOG_MAXLEN', 100, 100_000_000, 10000),
     EVENT_LOG_MAX_AGE_MS: int('EVENT_LOG_MAX_AGE_MS', 0, 365 * 86_400_000, 0),

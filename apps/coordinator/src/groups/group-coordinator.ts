@@ -7,14 +7,13 @@ import type {
 import { has, pairs, union } from '../core/assignment.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
 import type { CoordinatorRules } from '../core/coordinator-rules.js';
-import type { RemovalReason } from '../core/group-event.js';
 import { refreshMetadata, removeMember } from '../core/group-operations.js';
 import type { GroupState } from '../core/group-state.js';
-import { GroupTransaction } from '../core/group-transaction.js';
+import { GroupTransaction, type OwnershipChange } from '../core/group-transaction.js';
 import { isFullRequest, processHeartbeat } from '../core/heartbeat.js';
 import { maybeUpdateTarget } from '../core/target-assignment.js';
-import type { FenceWriter } from '../store/fence-writer.js';
-import type { GroupStore } from '../store/group-store.js';
+import type { FenceStamp, FenceWriter } from '../store/fence-writer.js';
+import type { GroupStore, PendingFenceRecord } from '../store/group-store.js';
 import type { StreamRegistry } from '../streams/stream-registry.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { NudgePublisher } from './nudge-publisher.js';
@@ -29,6 +28,16 @@ interface CachedGroup {
   exists: boolean;
   catalogVersion: number;
 }
+
+/**
+ * What a timer-driven removal must still find true when it commits, so that a heartbeat racing
+ * the timer wins: a session expiry only if the member has not heartbeated since `seenBefore`
+ * (Redis clock; re-checked inside the commit script); a rebalance-timeout removal only if the
+ * member is still in the very revocation that ran out (same `revokeStartedAt`).
+ */
+export type ExpiryCondition =
+  | { readonly reason: 'expiry'; readonly seenBefore: number }
+  | { readonly reason: 'rebalance-timeout'; readonly revokeStartedAt: number };
 
 /** Observes what the coordinator does (metrics). All methods optional. */
 export interface GroupCoordinatorObserver {
@@ -120,16 +129,24 @@ export class GroupCoordinator {
     });
   }
 
-  /** Removes a member whose session or rebalance timeout ran out (called by the timers). */
-  expire(groupId: string, memberId: string, reason: RemovalReason, staleSince?: number): Promise<boolean> {
+  /**
+   * Removes a member whose session or rebalance timeout ran out (called by the timers), unless
+   * `condition` no longer holds on the current state. Resolves `true` when the member was removed.
+   */
+  expire(groupId: string, memberId: string, condition: ExpiryCondition): Promise<boolean> {
     return this.mutate(groupId, (txn) => {
       const member = txn.members.get(memberId);
       if (!member) return { result: false };
-      if (reason === 'rebalance-timeout' && member.state !== 'UNREVOKED_SHARDS') return { result: false };
-      removeMember(txn, memberId, reason, this.registry, this.rules);
+      if (
+        condition.reason === 'rebalance-timeout' &&
+        (member.state !== 'UNREVOKED_SHARDS' || member.revokeStartedAt !== condition.revokeStartedAt)
+      ) {
+        return { result: false };
+      }
+      removeMember(txn, memberId, condition.reason, this.registry, this.rules);
       return {
         result: true,
-        ...(staleSince !== undefined ? { staleSince: [[memberId, staleSince] as const] } : {}),
+        ...(condition.reason === 'expiry' ? { staleSince: [[memberId, condition.seenBefore] as const] } : {}),
       };
     }).catch((error: unknown) => {
       if (error instanceof StaleConditionError) return false;
@@ -152,6 +169,8 @@ export class GroupCoordinator {
     await this.queue.run(groupId, async () => {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const cached = await this.get(groupId);
+        // A refusal must be based on current state: another replica may have changed the group.
+        if ((!cached.exists || cached.state.members.size > 0) && (await this.isStale(groupId, cached))) continue;
         if (!cached.exists) {
           throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`);
         }
@@ -161,7 +180,7 @@ export class GroupCoordinator {
             `group "${groupId}" still has ${cached.state.members.size} member(s); only an EMPTY group can be deleted`,
           );
         }
-        const result = await this.store.deleteGroup(groupId, cached.state.meta.version);
+        const result = await this.store.deleteGroup(cached.state);
         if (result === 'deleted') {
           this.cache.delete(groupId);
           return;
@@ -179,8 +198,7 @@ export class GroupCoordinator {
   read(groupId: string): Promise<{ state: GroupState; exists: boolean }> {
     return this.queue.run(groupId, async () => {
       const cached = await this.get(groupId);
-      const version = await this.store.version(groupId);
-      if (version !== cached.state.meta.version) {
+      if (!(await this.store.isCurrent(cached.state))) {
         this.cache.delete(groupId);
         const fresh = await this.get(groupId);
         return { state: fresh.state, exists: fresh.exists };
@@ -203,11 +221,20 @@ export class GroupCoordinator {
     let cached = this.cache.get(groupId);
     if (!cached) {
       const loaded = await this.store.load(groupId, this.clock.now());
+      await this.registry.ensureAtLeast(loaded.catalogVersion);
+      // The last change's fence writes may never have happened (its writer crashed, or Redis
+      // failed in between): write them again; version order makes this safe in any case.
+      if (loaded.pendingFences) await this.repairFences(groupId, loaded.pendingFences);
       cached = { state: loaded.state, exists: loaded.exists, catalogVersion: loaded.catalogVersion };
       this.cache.set(groupId, cached);
     }
     await this.registry.ensureAtLeast(cached.catalogVersion);
     return cached;
+  }
+
+  private async repairFences(groupId: string, pending: PendingFenceRecord): Promise<void> {
+    const known = pending.changes.filter((c) => this.registry.knows(c.stream, c.shard));
+    await this.fences.apply(groupId, known, pending, this.registry);
   }
 
   /**
@@ -230,20 +257,28 @@ export class GroupCoordinator {
           throw error;
         }
         if (!txn.dirty) {
-          const touched = await this.store.touch(groupId, cached.state.meta.version, step.touch ?? '');
+          const touched = await this.store.touch(cached.state, step.touch ?? '');
           if (!touched.ok) {
             this.conflict(groupId);
             continue;
           }
           this.clock.observe(touched.now);
-          await this.ensureFences(groupId, cached, step);
+          try {
+            await this.ensureFences(groupId, cached, step);
+          } catch (error) {
+            this.cache.delete(groupId);
+            throw error;
+          }
           return step.result;
         }
         if (!cached.exists) await this.store.index(groupId);
+        // Read the staged changes before they are folded into the committed state.
+        const ownership = txn.ownershipChanges();
         const written = await this.store.commit(txn, {
           ...(step.touch ? { touch: step.touch } : {}),
           ...(step.staleSince ? { staleSince: step.staleSince } : {}),
           catalogVersion: this.registry.version,
+          fences: ownership,
         });
         if (!written.ok) {
           if (written.reason === 'not-stale') throw new StaleConditionError();
@@ -251,13 +286,20 @@ export class GroupCoordinator {
           continue;
         }
         this.clock.observe(written.now);
+        const nudges = this.nudgeTargets(txn, ownership, step.touch);
         txn.commit(written.version);
         cached.exists = true;
         cached.catalogVersion = this.registry.version;
-        await this.fences.apply(groupId, txn.ownershipChanges(), written.version, this.registry);
-        await this.ensureFences(groupId, cached, step);
+        try {
+          await this.fences.apply(groupId, ownership, stampOf(cached.state), this.registry);
+          await this.ensureFences(groupId, cached, step);
+        } catch (error) {
+          // Committed, but the fences may lag: reload next time, which re-applies them.
+          this.cache.delete(groupId);
+          throw error;
+        }
         this.observer.onCommitted?.(groupId, txn);
-        void this.nudger.nudge(groupId, this.nudgeTargets(txn, step.touch));
+        void this.nudger.nudge(groupId, nudges);
         return step.result;
       }
       throw unavailable(groupId);
@@ -272,17 +314,21 @@ export class GroupCoordinator {
       groupId,
       member.memberId,
       pairs(union(member.assigned, member.pendingRevocation)),
-      cached.state.meta.version,
+      stampOf(cached.state),
       this.registry,
     );
   }
 
   /** Members told to heartbeat now: those the change gave work to, and waiters for freed shards. */
-  private nudgeTargets(txn: GroupTransaction, requester: string | undefined): Set<string> {
+  private nudgeTargets(
+    txn: GroupTransaction,
+    ownership: readonly OwnershipChange[],
+    requester: string | undefined,
+  ): Set<string> {
     const out = new Set(txn.nudges);
-    const freed = txn.ownershipChanges().filter((c) => c.to === null);
+    const freed = ownership.filter((c) => c.to === null);
     if (freed.length > 0) {
-      for (const [id, target] of txn.base.targets) {
+      for (const [id, target] of txn.targets.entries()) {
         if (freed.some((c) => has(target, c.stream, c.shard))) out.add(id);
       }
     }
@@ -291,8 +337,7 @@ export class GroupCoordinator {
   }
 
   private async isStale(groupId: string, cached: CachedGroup): Promise<boolean> {
-    const version = await this.store.version(groupId);
-    if (version === cached.state.meta.version) return false;
+    if (await this.store.isCurrent(cached.state)) return false;
     this.conflict(groupId);
     return true;
   }
@@ -306,6 +351,11 @@ export class GroupCoordinator {
 /** A conditional expiry lost to a heartbeat that arrived meanwhile. */
 class StaleConditionError extends Error {
   override readonly name = 'StaleConditionError';
+}
+
+/** The stamp of fence writes made for the committed state `state`. */
+function stampOf(state: GroupState): FenceStamp {
+  return { incarnation: state.meta.createdAt, version: state.meta.version };
 }
 
 function unavailable(groupId: string): CoordinatorError {

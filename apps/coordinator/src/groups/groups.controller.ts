@@ -15,8 +15,10 @@ import { CoordinatorError } from '../core/coordinator-error.js';
 import { groupIdParam, memberIdParam } from '../http/path-params.js';
 import { decodeBody, validate } from '../http/request-validation.js';
 import { RequireRole } from '../http/roles.decorator.js';
+import { StatusOverrideError } from '../http/status-override.error.js';
 import { heartbeatRequestSchema, leaveRequestSchema, memberIdRequestSchema } from '../http/schemas/heartbeat.schemas.js';
 import { eventsQuerySchema } from '../http/schemas/streams.schemas.js';
+import { CoordinatorMetrics } from '../metrics/coordinator-metrics.js';
 import type { GroupStore } from '../store/group-store.js';
 import { describeGroup, listGroup } from './group-describer.js';
 import type { GroupCoordinator } from './group-coordinator.js';
@@ -29,25 +31,40 @@ export class GroupsController {
     @Inject(GROUP_COORDINATOR) private readonly coordinator: GroupCoordinator,
     @Inject(GROUP_STORE) private readonly store: GroupStore,
     @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
+    @Inject(CoordinatorMetrics) private readonly metrics: CoordinatorMetrics,
   ) {}
 
   @Post(':groupId/heartbeat')
   @HttpCode(200)
   @RequireRole('member')
-  heartbeat(
+  async heartbeat(
     @Body() raw: unknown,
     @Param('groupId') groupId: string,
     @Req() request: FastifyRequest,
   ): Promise<HeartbeatResponse | LeaveResponse> {
-    const body = decodeBody(heartbeatRequestSchema, raw);
-    return this.coordinator.heartbeat(groupIdParam(groupId), body, request.ip ?? null);
+    const stopTimer = this.metrics.heartbeatDuration.startTimer();
+    let outcome = 'ok';
+    try {
+      const body = decodeBody(heartbeatRequestSchema, raw, { contentType: request.headers['content-type'] });
+      return await this.coordinator.heartbeat(groupIdParam(groupId), body, request.ip ?? null);
+    } catch (error) {
+      outcome = error instanceof CoordinatorError ? error.code : 'COORDINATOR_NOT_AVAILABLE';
+      throw error;
+    } finally {
+      stopTimer();
+      this.metrics.heartbeats.inc({ group: heartbeatGroupLabel(groupId, outcome), outcome });
+    }
   }
 
   @Post(':groupId/leave')
   @HttpCode(200)
   @RequireRole('member')
-  leave(@Body() raw: unknown, @Param('groupId') groupId: string): Promise<LeaveResponse> {
-    const body = decodeBody(leaveRequestSchema, raw);
+  leave(
+    @Body() raw: unknown,
+    @Param('groupId') groupId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<LeaveResponse> {
+    const body = decodeBody(leaveRequestSchema, raw, { contentType: request.headers['content-type'] });
     return this.coordinator.leave(groupIdParam(groupId), body);
   }
 
@@ -76,7 +93,14 @@ export class GroupsController {
   @HttpCode(204)
   @RequireRole('admin')
   async removeMember(@Param('groupId') groupId: string, @Param('memberId') memberId: string): Promise<void> {
-    await this.coordinator.removeMemberByAdmin(groupIdParam(groupId), memberIdParam(memberId));
+    const group = groupIdParam(groupId);
+    const member = memberIdParam(memberId);
+    try {
+      await this.coordinator.removeMemberByAdmin(group, member);
+    } catch (error) {
+      // PROTOCOL.md §1: an unknown member is 404 on this admin route (409 on member routes).
+      throw StatusOverrideError.remap(error, 'UNKNOWN_MEMBER_ID', 404);
+    }
   }
 
   @Delete(':groupId')
@@ -89,8 +113,12 @@ export class GroupsController {
   @Post(':groupId/member-ids')
   @HttpCode(201)
   @RequireRole('member')
-  issueMemberId(@Body() raw: unknown, @Param('groupId') groupId: string): { memberId: string } {
-    decodeBody(memberIdRequestSchema, raw, { allowEmpty: true });
+  issueMemberId(
+    @Body() raw: unknown,
+    @Param('groupId') groupId: string,
+    @Req() request: FastifyRequest,
+  ): { memberId: string } {
+    decodeBody(memberIdRequestSchema, raw, { allowEmpty: true, contentType: request.headers['content-type'] });
     groupIdParam(groupId);
     return { memberId: randomUUID() };
   }
@@ -107,4 +135,16 @@ export class GroupsController {
     if (!exists) throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${id}" does not exist`);
     return { events: await this.store.events(id, q.after, q.limit ?? PROTOCOL_LIMITS.defaultEventsLimit) };
   }
+}
+
+/** Outcomes decided before the group is looked up: the path may name no real group. */
+const PRE_GROUP_OUTCOMES = new Set(['INVALID_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ASSIGNOR', 'GROUP_ID_NOT_FOUND']);
+
+/**
+ * The `group` label of a heartbeat metric: the group id, except for requests refused before the
+ * group was found (bad input, unknown group), which share the label `""` so that arbitrary path
+ * segments can never grow the label set.
+ */
+function heartbeatGroupLabel(groupId: string, outcome: string): string {
+  return PRE_GROUP_OUTCOMES.has(outcome) ? '' : groupId;
 }

@@ -1,5 +1,8 @@
-import type { GroupStore } from '../store/group-store.js';
+import type { GroupScan, GroupStore } from '../store/group-store.js';
 import type { GroupCoordinator } from './group-coordinator.js';
+
+/** Groups scanned per round trip. */
+const SCAN_BATCH = 32;
 
 /** Minimal logger (Nest's `Logger` fits). */
 interface TimerLogger {
@@ -61,18 +64,32 @@ export class SessionTimers {
       this.groupIds = await this.store.listGroupIds();
     }
     const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
-    for (const groupId of this.groupIds) {
-      const scan = await this.store.scan(groupId, sessionTimeoutMs);
-      this.coordinator.clock.observe(scan.now);
-      this.freshSince ??= scan.now;
-      const sinceFresh = scan.now - this.freshSince;
-      if (sinceFresh >= sessionTimeoutMs) {
-        for (const memberId of scan.stale) {
-          await this.coordinator.expire(groupId, memberId, 'expiry', scan.now - sessionTimeoutMs);
-        }
+    for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
+      // One round trip for a whole batch of groups (commands sent together are pipelined).
+      const batch = this.groupIds.slice(i, i + SCAN_BATCH);
+      const scans = await Promise.all(batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)));
+      for (const [k, groupId] of batch.entries()) {
+        await this.handleScan(groupId, scans[k] as GroupScan, sessionTimeoutMs);
       }
-      await this.checkRebalanceTimeouts(groupId, scan.version, scan.now);
     }
+  }
+
+  /** Expires the stale members of one scanned group, then checks its rebalance timeouts. */
+  private async handleScan(groupId: string, scan: GroupScan, sessionTimeoutMs: number): Promise<void> {
+    this.coordinator.clock.observe(scan.now);
+    this.freshSince ??= scan.now;
+    if (scan.now - this.freshSince >= sessionTimeoutMs) {
+      for (const memberId of scan.stale) {
+        await this.coordinator.expire(groupId, memberId, {
+          reason: 'expiry',
+          seenBefore: scan.now - sessionTimeoutMs,
+        });
+      }
+    }
+    // Only groups where a rebalance timeout can have run out need their members read.
+    const deadline = scan.revokeDeadline;
+    if (deadline === null || (deadline !== undefined && scan.now <= deadline)) return;
+    await this.checkRebalanceTimeouts(groupId, scan.version, scan.now);
   }
 
   private async checkRebalanceTimeouts(groupId: string, version: number, now: number): Promise<void> {
@@ -82,13 +99,15 @@ export class SessionTimers {
       cached = await this.coordinator.read(groupId);
     }
     const fresh = this.freshSince ?? now;
-    const overdue: string[] = [];
+    const overdue: Array<[string, number]> = [];
     for (const m of cached.state.members.values()) {
       if (m.state !== 'UNREVOKED_SHARDS' || m.revokeStartedAt === null) continue;
-      if (now > Math.max(m.revokeStartedAt, fresh) + m.rebalanceTimeoutMs) overdue.push(m.memberId);
+      if (now > Math.max(m.revokeStartedAt, fresh) + m.rebalanceTimeoutMs) overdue.push([m.memberId, m.revokeStartedAt]);
     }
-    for (const memberId of overdue) {
-      await this.coordinator.expire(groupId, memberId, 'rebalance-timeout');
+    // Each removal re-checks that the member is still in that same revocation: it may have
+    // acknowledged (and even entered a new one) since the state above was read.
+    for (const [memberId, revokeStartedAt] of overdue) {
+      await this.coordinator.expire(groupId, memberId, { reason: 'rebalance-timeout', revokeStartedAt });
     }
   }
 }

@@ -6,6 +6,7 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import type { FastifyReply } from 'fastify';
 import { CoordinatorError } from '../core/coordinator-error.js';
+import { StatusOverrideError } from './status-override.error.js';
 
 const STATUS_CODES: Partial<Record<number, ProtocolErrorCode>> = {
   400: 'INVALID_REQUEST',
@@ -39,6 +40,9 @@ export class ProtocolErrorFilter implements ExceptionFilter {
   }
 
   private render(exception: unknown): { status: number; body: ProtocolErrorBody } {
+    if (exception instanceof StatusOverrideError) {
+      return { status: exception.status, body: errorBody(exception.code, exception.message) };
+    }
     if (exception instanceof CoordinatorError) {
       return { status: PROTOCOL_ERROR_STATUS[exception.code], body: errorBody(exception.code, exception.message) };
     }

@@ -35,15 +35,22 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 
   return parsed.data;
 }
 
+/** `application/json`, or `application/<anything>+json`, with optional parameters (charset). */
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;.*)?$/i;
+
+/** How {@link decodeBody} treats a request. */
+export interface DecodeBodyOptions {
+  /** The request's `Content-Type` header (a non-empty body must be JSON). */
+  readonly contentType: string | string[] | undefined;
+  /** An empty body counts as `{}` (routes whose body is optional). */
+  readonly allowEmpty?: boolean;
+}
+
 /**
- * Decodes a request body kept raw by the HTTP layer: size limit (413), JSON (400), schema (400),
- * in that order — after authentication, which ran in the guard.
+ * Decodes a request body kept raw by the HTTP layer: size limit (413), content type, JSON and
+ * schema (400), in that order — after authentication, which ran in the guard (PROTOCOL.md §9.3).
  */
-export function decodeBody<S extends z.ZodType>(
-  schema: S,
-  raw: unknown,
-  options: { allowEmpty?: boolean } = {},
-): z.output<S> {
+export function decodeBody<S extends z.ZodType>(schema: S, raw: unknown, options: DecodeBodyOptions): z.output<S> {
   const text = Buffer.isBuffer(raw) ? raw : typeof raw === 'string' ? Buffer.from(raw) : null;
   if (text === null || text.length === 0) {
     if (options.allowEmpty) return validate(schema, {}, 'request body');
@@ -53,6 +60,13 @@ export function decodeBody<S extends z.ZodType>(
     throw new CoordinatorError(
       'PAYLOAD_TOO_LARGE',
       `request body is ${text.length} bytes; the limit is ${PROTOCOL_LIMITS.maxBodyBytes} bytes (1 MiB)`,
+    );
+  }
+  const contentType = Array.isArray(options.contentType) ? options.contentType.join(', ') : options.contentType;
+  if (contentType === undefined || !JSON_CONTENT_TYPE.test(contentType.trim())) {
+    throw new CoordinatorError(
+      'INVALID_REQUEST',
+      `request body must be sent with "Content-Type: application/json" (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)})`,
     );
   }
   let value: unknown;

@@ -16,6 +16,16 @@ export interface GroupStateSource {
 const MEMBER_STATES = ['STABLE', 'UNREVOKED_SHARDS', 'UNRELEASED_SHARDS', 'TEMPORARILY_LEFT'] as const;
 const GROUP_STATES = ['EMPTY', 'ASSIGNING', 'RECONCILING', 'STABLE'] as const;
 
+/** The gauges computed from group state at scrape time. */
+interface GroupGauges {
+  readonly epoch: Gauge<'group'>;
+  readonly assignmentEpoch: Gauge<'group'>;
+  readonly members: Gauge<'group' | 'state'>;
+  readonly groups: Gauge<'state'>;
+  readonly shards: Gauge<'group' | 'status'>;
+  readonly scraped: Gauge;
+}
+
 /**
  * The coordinator metrics of PROTOCOL.md §8, on the app's own prom-client registry (never the
  * global default one). Gauges are computed from authoritative group state when scraped; counters
@@ -74,7 +84,8 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
   onCommitted(groupId: string, txn: GroupTransaction): void {
     for (const e of txn.events) {
       if (e.type === 'GROUP_EPOCH_BUMPED') {
-        this.rebalances.inc({ group: groupId, reason: String(e.data.reason ?? 'unknown') });
+        const reason = e.data.reason;
+        this.rebalances.inc({ group: groupId, reason: typeof reason === 'string' ? reason : 'unknown' });
       }
     }
     for (const run of txn.assignorRuns) this.assignorDuration.observe({ assignor: run.assignor }, run.ms / 1000);
@@ -85,64 +96,74 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
   }
 
   private registerGauges(registers: Registry[]): void {
-    const metrics = this;
-    const epoch = new Gauge({ name: 'rsc_coordinator_group_epoch', help: 'Group epoch.', labelNames: ['group'], registers });
-    const assignmentEpoch = new Gauge({ name: 'rsc_coordinator_assignment_epoch', help: 'Assignment (target) epoch.', labelNames: ['group'], registers });
-    const members = new Gauge({ name: 'rsc_coordinator_members', help: 'Members by reconciliation state.', labelNames: ['group', 'state'], registers });
-    const groups = new Gauge({ name: 'rsc_coordinator_groups', help: 'Groups by state.', labelNames: ['state'], registers });
-    const shards = new Gauge({
-      name: 'rsc_coordinator_shards',
-      help: 'Shards of subscribed streams by status: assigned, unassigned, pending_revocation, awaiting_release.',
-      labelNames: ['group', 'status'],
-      registers,
-    });
-    new Gauge({
-      name: 'rsc_coordinator_scrape_groups',
-      help: 'Groups read for this scrape.',
-      registers,
-      async collect() {
-        const source = metrics.source;
-        epoch.reset();
-        assignmentEpoch.reset();
-        members.reset();
-        groups.reset();
-        shards.reset();
-        if (!source) return;
-        const all = await source.groups();
-        this.set(all.length);
-        const groupCounts = Object.fromEntries(GROUP_STATES.map((s) => [s, 0])) as Record<string, number>;
-        for (const g of all) {
-          const list = [...g.members.values()];
-          const gs = groupStateName(g.meta, list, list.length);
-          groupCounts[gs] = (groupCounts[gs] ?? 0) + 1;
-          epoch.set({ group: g.groupId }, g.meta.groupEpoch);
-          assignmentEpoch.set({ group: g.groupId }, g.meta.assignmentEpoch);
-          const byState = Object.fromEntries(MEMBER_STATES.map((s) => [s, 0])) as Record<string, number>;
-          let assigned = 0;
-          let pending = 0;
-          let awaiting = 0;
-          for (const m of list) {
-            const key = m.memberEpoch === -2 ? 'TEMPORARILY_LEFT' : m.state;
-            byState[key] = (byState[key] ?? 0) + 1;
-            for (const [, ids] of m.assigned) assigned += ids.length;
-            for (const [, ids] of m.pendingRevocation) pending += ids.length;
-            const target = g.targets.get(m.memberId);
-            for (const [stream, shard] of pairs(target ?? new Map())) {
-              const owner = g.owners.get(shardRef(stream, shard));
-              if (owner && owner.memberId !== m.memberId) awaiting++;
-            }
-          }
-          for (const [state, n] of Object.entries(byState)) members.set({ group: g.groupId, state }, n);
-          let total = 0;
-          const subscribed = new Set(list.flatMap((m) => m.subscribedStreams));
-          for (const stream of subscribed) total += source.catalog.view(g.groupId, stream)?.shards.length ?? 0;
-          shards.set({ group: g.groupId, status: 'assigned' }, assigned);
-          shards.set({ group: g.groupId, status: 'pending_revocation' }, pending);
-          shards.set({ group: g.groupId, status: 'awaiting_release' }, awaiting);
-          shards.set({ group: g.groupId, status: 'unassigned' }, Math.max(0, total - assigned - pending));
+    // prom-client reads every metric of a scrape concurrently, so a gauge without a collect()
+    // of its own would be serialised before a shared collect() filled it (one scrape stale).
+    // Each gauge therefore awaits the same single-flight refresh of the whole group view.
+    let refreshing: Promise<void> | null = null;
+    const refresh = (): Promise<void> => {
+      refreshing ??= this.collectGroups(gauges).finally(() => {
+        refreshing = null;
+      });
+      return refreshing;
+    };
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> =>
+      new Gauge<L>({ name, help, labelNames, registers, collect: refresh });
+    const gauges: GroupGauges = {
+      epoch: gauge('rsc_coordinator_group_epoch', 'Group epoch.', ['group']),
+      assignmentEpoch: gauge('rsc_coordinator_assignment_epoch', 'Assignment (target) epoch.', ['group']),
+      members: gauge('rsc_coordinator_members', 'Members by reconciliation state.', ['group', 'state']),
+      groups: gauge('rsc_coordinator_groups', 'Groups by state.', ['state']),
+      shards: gauge(
+        'rsc_coordinator_shards',
+        'Shards of subscribed streams by status: assigned, unassigned, pending_revocation, awaiting_release.',
+        ['group', 'status'],
+      ),
+      scraped: gauge('rsc_coordinator_scrape_groups', 'Groups read for this scrape.', []),
+    };
+  }
+
+  /** Recomputes every group gauge from authoritative state (one pass per scrape). */
+  private async collectGroups(g: GroupGauges): Promise<void> {
+    const source = this.source;
+    const all = source ? await source.groups() : [];
+    g.epoch.reset();
+    g.assignmentEpoch.reset();
+    g.members.reset();
+    g.groups.reset();
+    g.shards.reset();
+    g.scraped.set(all.length);
+    if (!source) return;
+    const groupCounts = Object.fromEntries(GROUP_STATES.map((s) => [s, 0])) as Record<string, number>;
+    for (const group of all) {
+      const list = [...group.members.values()];
+      const gs = groupStateName(group.meta, list, list.length);
+      groupCounts[gs] = (groupCounts[gs] ?? 0) + 1;
+      g.epoch.set({ group: group.groupId }, group.meta.groupEpoch);
+      g.assignmentEpoch.set({ group: group.groupId }, group.meta.assignmentEpoch);
+      const byState = Object.fromEntries(MEMBER_STATES.map((s) => [s, 0])) as Record<string, number>;
+      let assigned = 0;
+      let pending = 0;
+      let awaiting = 0;
+      for (const m of list) {
+        const key = m.memberEpoch === -2 ? 'TEMPORARILY_LEFT' : m.state;
+        byState[key] = (byState[key] ?? 0) + 1;
+        for (const [, ids] of m.assigned) assigned += ids.length;
+        for (const [, ids] of m.pendingRevocation) pending += ids.length;
+        const target = group.targets.get(m.memberId);
+        for (const [stream, shard] of pairs(target ?? new Map())) {
+          const owner = group.owners.get(shardRef(stream, shard));
+          if (owner && owner.memberId !== m.memberId) awaiting++;
         }
-        for (const [state, n] of Object.entries(groupCounts)) groups.set({ state }, n);
-      },
-    });
+      }
+      for (const [state, n] of Object.entries(byState)) g.members.set({ group: group.groupId, state }, n);
+      let total = 0;
+      const subscribed = new Set(list.flatMap((m) => m.subscribedStreams));
+      for (const stream of subscribed) total += source.catalog.view(group.groupId, stream)?.shards.length ?? 0;
+      g.shards.set({ group: group.groupId, status: 'assigned' }, assigned);
+      g.shards.set({ group: group.groupId, status: 'pending_revocation' }, pending);
+      g.shards.set({ group: group.groupId, status: 'awaiting_release' }, awaiting);
+      g.shards.set({ group: group.groupId, status: 'unassigned' }, Math.max(0, total - assigned - pending));
+    }
+    for (const [state, n] of Object.entries(groupCounts)) g.groups.set({ state }, n);
   }
 }

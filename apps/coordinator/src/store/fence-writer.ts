@@ -8,30 +8,41 @@ import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT } from './fence.scripts.js';
 const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 1);
 const releaseScript = new LuaScript(FENCE_RELEASE_SCRIPT, 1);
 
+/** Field of a shard's meta hash recording which decision the group's fence token reflects. */
+export function fenceOrderField(group: string): string {
+  return `fence-order:${group}`;
+}
+
+/** Which decision a fence write carries: the group's incarnation (`createdAt`) and version. */
+export interface FenceStamp {
+  readonly incarnation: number;
+  readonly version: number;
+}
+
 /**
  * Mirrors shard ownership decisions into the data plane: each shard's meta hash names the one
  * member allowed to read and ack it for a group. Members read and ack through Lua scripts that
  * check this field, so a member the coordinator no longer considers the owner is refused by Redis
- * itself (beyond Kafka: a zombie cut off from the coordinator can neither steal nor ack).
+ * itself (beyond Kafka: a zombie cut off from the coordinator can neither steal nor ack). Every
+ * write is ordered by its {@link FenceStamp}, so writes may be delayed, repeated or re-applied
+ * after a crash without ever undoing a newer decision.
  */
 export class FenceWriter {
   constructor(private readonly redis: Redis | Cluster) {}
 
-  /** Applies ownership changes decided at group `version`. Each shard is written independently. */
+  /** Applies ownership changes decided at `stamp`: grants name the new owner, releases clear it. */
   async apply(
     groupId: string,
     changes: readonly OwnershipChange[],
-    version: number,
+    stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
-    const field = ownerField(groupId);
     await Promise.all(
-      changes.map((c) => {
-        const meta = shardMetaKey(catalog.shardKey(c.stream, c.shard));
-        if (c.to !== null) return grantScript.run(this.redis, [meta], [field, version, c.to]);
-        if (c.from !== null) return releaseScript.run(this.redis, [meta], [field, version, c.from]);
-        return Promise.resolve(0);
-      }),
+      changes.map((c) =>
+        c.to !== null
+          ? this.write(grantScript, groupId, catalog.shardKey(c.stream, c.shard), stamp, c.to)
+          : this.write(releaseScript, groupId, catalog.shardKey(c.stream, c.shard), stamp),
+      ),
     );
   }
 
@@ -40,15 +51,32 @@ export class FenceWriter {
     groupId: string,
     memberId: string,
     shards: Iterable<readonly [string, number]>,
-    version: number,
+    stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
-    const field = ownerField(groupId);
     const writes: Array<Promise<unknown>> = [];
     for (const [stream, shard] of shards) {
-      const meta = shardMetaKey(catalog.shardKey(stream, shard));
-      writes.push(grantScript.run(this.redis, [meta], [field, version, memberId]));
+      writes.push(
+        this.write(grantScript, groupId, catalog.shardKey(stream, shard), stamp, memberId),
+      );
     }
     await Promise.all(writes);
+  }
+
+  private write(
+    script: LuaScript,
+    groupId: string,
+    shardKey: string,
+    stamp: FenceStamp,
+    memberId?: string,
+  ): Promise<unknown> {
+    const args: Array<string | number> = [
+      ownerField(groupId),
+      fenceOrderField(groupId),
+      stamp.incarnation,
+      stamp.version,
+    ];
+    if (memberId !== undefined) args.push(memberId);
+    return script.run(this.redis, [shardMetaKey(shardKey)], args);
   }
 }

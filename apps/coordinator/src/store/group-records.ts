@@ -1,5 +1,6 @@
 import { fromRecord, toRecord, type Assignment } from '../core/assignment.js';
 import type { GroupMeta } from '../core/group-state.js';
+import type { OwnershipChange } from '../core/group-transaction.js';
 import type { MemberRecord } from '../core/member.js';
 
 /**
@@ -101,4 +102,28 @@ export function decodeMeta(
     },
     catalogVersion: Number(hash.catalogVersion ?? 0),
   };
+}
+
+/** Serialises the fence writes of a change (`{i, v, c: [[stream, shard, from, to], …]}`). */
+export function encodePendingFences(p: PendingFenceRecord): string {
+  return JSON.stringify({ i: p.incarnation, v: p.version, c: p.changes.map((c) => [c.stream, c.shard, c.from, c.to]) });
+}
+
+/** Inverse of {@link encodePendingFences}. */
+export function decodePendingFences(json: string): PendingFenceRecord {
+  const s = JSON.parse(json) as { i: number; v: number; c: Array<[string, number, string | null, string | null]> };
+  return {
+    incarnation: s.i,
+    version: s.v,
+    changes: s.c.map(([stream, shard, from, to]) => ({ stream, shard, from, to })),
+  };
+}
+
+/** The fence writes one committed change implies, as stored with it. */
+export interface PendingFenceRecord {
+  /** The group's `createdAt` (orders decisions across a deletion and re-creation of the group). */
+  readonly incarnation: number;
+  /** The group version that made the decisions. */
+  readonly version: number;
+  readonly changes: readonly OwnershipChange[];
 }

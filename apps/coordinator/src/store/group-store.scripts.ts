@@ -7,8 +7,13 @@
 
 /**
  * Compare-and-set write of one change. ARGV[1] is a JSON payload:
- * `{v, nv, meta?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs}`.
- * Refuses (returns `{0, currentVersion}`) unless `meta.version == v`; refuses with `{-1, ...}`
+ * `{v, c, nv, meta?, fences?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs}`.
+ * `fences` (a JSON string) is stored in the meta hash as `pendingFences`: the data-plane fence
+ * writes this change implies, kept so that whoever loads the group next can re-apply them if the
+ * writer died before it wrote them (they are version-ordered, so re-applying is always safe).
+ * Refuses (returns `{0, currentVersion}`) unless `meta.version == v` and, for an existing group,
+ * `meta.createdAt == c` (versions restart when a group is deleted and created again, so the
+ * version alone could match a stale copy of the old incarnation); refuses with `{-1, ...}`
  * when a `stale` condition no longer holds (a member meant to expire has heartbeated since).
  * On success returns `{1, nowMs}`. All or nothing: nothing is written before the checks pass.
  */
@@ -16,6 +21,8 @@ export const COMMIT_SCRIPT = `
 local p = cjson.decode(ARGV[1])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= p.v then return {0, cur} end
+local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
+if cur > 0 and incarnation and incarnation ~= p.c then return {0, cur} end
 if p.stale then
   for _, c in ipairs(p.stale) do
     local s = redis.call('ZSCORE', KEYS[4], c[1])
@@ -28,6 +35,7 @@ redis.call('HSET', KEYS[1], 'version', p.nv)
 if p.meta then
   for k, val in pairs(p.meta) do redis.call('HSET', KEYS[1], k, val) end
 end
+if p.fences then redis.call('HSET', KEYS[1], 'pendingFences', p.fences) end
 if p.mset then for _, e in ipairs(p.mset) do redis.call('HSET', KEYS[2], e[1], e[2]) end end
 if p.mdel then for _, id in ipairs(p.mdel) do redis.call('HDEL', KEYS[2], id) end end
 if p.tset then for _, e in ipairs(p.tset) do redis.call('HSET', KEYS[3], e[1], e[2]) end end
@@ -50,12 +58,14 @@ return {1, now}
 
 /**
  * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
- * the version the replica computed against. ARGV: expected version, member id.
- * Returns `{1, nowMs}` or `{0, currentVersion}`.
+ * the version (and incarnation) the replica computed against. ARGV: expected version, member id,
+ * expected `createdAt`. Returns `{1, nowMs}` or `{0, currentVersion}`.
  */
 export const TOUCH_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
+local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
+if cur > 0 and incarnation and incarnation ~= ARGV[3] then return {0, cur} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[2]) end
@@ -63,23 +73,32 @@ return {1, now}
 `;
 
 /**
- * Session scan: returns `{nowMs, version, id1, id2, ...}` — members whose last heartbeat is older
- * than ARGV[1] ms.
+ * Session scan: returns `{nowMs, version, revokeDeadline, id1, id2, ...}` — members whose last
+ * heartbeat is older than ARGV[1] ms. `revokeDeadline` is the earliest time a member's rebalance
+ * timeout can run out (`-1`: nobody is revoking; `-2`: not recorded).
  */
 export const SCAN_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-local out = {now, cur}
+local meta = redis.call('HMGET', KEYS[1], 'version', 'revokeDeadline')
+local cur = tonumber(meta[1] or '0')
+local deadline = -2
+if meta[2] then deadline = tonumber(meta[2]) or -1 end
+local out = {now, cur, deadline}
 local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
 for _, id in ipairs(stale) do out[#out + 1] = id end
 return out
 `;
 
-/** Deletes an empty group: only if at the expected version and it has no members. */
+/**
+ * Deletes an empty group: only if at the expected version and incarnation (ARGV: version,
+ * `createdAt`) and it has no members.
+ */
 export const DELETE_GROUP_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return 0 end
+local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
+if incarnation and incarnation ~= ARGV[2] then return 0 end
 if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return 1

@@ -1,10 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { GroupState } from '../core/group-state.js';
-import type { GroupTransaction } from '../core/group-transaction.js';
+import type { GroupTransaction, OwnershipChange } from '../core/group-transaction.js';
 import {
   decodeMember,
   decodeMeta,
+  decodePendingFences,
+  encodePendingFences,
+  type PendingFenceRecord,
   decodeTarget,
   encodeMember,
   encodeMeta,
@@ -12,6 +15,8 @@ import {
 } from './group-records.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { COMMIT_SCRIPT, DELETE_GROUP_SCRIPT, SCAN_SCRIPT, TOUCH_SCRIPT } from './group-store.scripts.js';
+
+export type { PendingFenceRecord } from './group-records.js';
 
 const commitScript = new LuaScript(COMMIT_SCRIPT, 5);
 const touchScript = new LuaScript(TOUCH_SCRIPT, 5);
@@ -27,6 +32,8 @@ export interface LoadedGroup {
   readonly exists: boolean;
   /** Version of the stream catalog the group's metadata signature was computed with. */
   readonly catalogVersion: number;
+  /** The fence writes of the last change that had any; re-applied by whoever loads the group. */
+  readonly pendingFences: PendingFenceRecord | null;
 }
 
 /** What a commit writes besides the transaction's staged records. */
@@ -36,12 +43,28 @@ export interface CommitOptions {
   /** Only commit if these members have not heartbeated since `cutoff` (expiry re-check). */
   readonly staleSince?: ReadonlyArray<readonly [memberId: string, cutoff: number]>;
   readonly catalogVersion: number;
+  /**
+   * The fence writes this change implies, stored with it so they survive a crash between the
+   * commit and the writes (the next loader re-applies them).
+   */
+  readonly fences?: readonly OwnershipChange[];
 }
 
 /** Result of a conditional write. */
 export type WriteResult =
   | { readonly ok: true; readonly now: number; readonly version: number }
   | { readonly ok: false; readonly reason: 'conflict' | 'not-stale'; readonly currentVersion: number };
+
+/** What the session timers read about one group per tick (see {@link GroupStore.scan}). */
+export interface GroupScan {
+  /** Redis clock, ms. */
+  readonly now: number;
+  readonly version: number;
+  /** Earliest time a rebalance timeout can run out; `null`: nobody revoking; `undefined`: unknown. */
+  readonly revokeDeadline: number | null | undefined;
+  /** Members with no heartbeat for the timeout. */
+  readonly stale: readonly string[];
+}
 
 /** Event-log retention. */
 export interface EventRetention {
@@ -80,19 +103,37 @@ export class GroupStore {
       this.redis.hgetall(this.keys.groupTargetsKey(groupId)),
     ]);
     const decoded = decodeMeta(meta);
-    if (!decoded) return { state: GroupState.empty(groupId, now), exists: false, catalogVersion: 0 };
+    if (!decoded) {
+      return { state: GroupState.empty(groupId, now), exists: false, catalogVersion: 0, pendingFences: null };
+    }
     const state = GroupState.fromRecords(
       groupId,
       decoded.meta,
       Object.values(members).map(decodeMember),
       Object.entries(targets).map(([id, json]) => [id, decodeTarget(json)] as const),
     );
-    return { state, exists: true, catalogVersion: decoded.catalogVersion };
+    return {
+      state,
+      exists: true,
+      catalogVersion: decoded.catalogVersion,
+      pendingFences: meta.pendingFences ? decodePendingFences(meta.pendingFences) : null,
+    };
   }
 
   /** The group's current version (0 when it does not exist). */
   async version(groupId: string): Promise<number> {
     return Number((await this.redis.hget(this.keys.groupMetaKey(groupId), 'version')) ?? 0);
+  }
+
+  /**
+   * True when `state` is still what Redis holds: same version and, for an existing group, same
+   * incarnation (`createdAt`; versions restart after a group is deleted and created again).
+   */
+  async isCurrent(state: GroupState): Promise<boolean> {
+    const [version, createdAt] = await this.redis.hmget(this.keys.groupMetaKey(state.groupId), 'version', 'createdAt');
+    const current = Number(version ?? 0);
+    if (current !== state.meta.version) return false;
+    return current === 0 || createdAt === null || createdAt === String(state.meta.createdAt);
   }
 
   /** Writes a transaction's changes if the group is still at the version it was computed on. */
@@ -114,8 +155,12 @@ export class GroupStore {
     }
     const payload = {
       v: expected,
+      c: String(txn.base.meta.createdAt),
       nv: expected + 1,
-      meta: encodeMeta(txn.meta, options.catalogVersion),
+      meta: { ...encodeMeta(txn.meta, options.catalogVersion), revokeDeadline: revokeDeadline(txn) },
+      ...(options.fences?.length
+        ? { fences: encodePendingFences({ incarnation: txn.meta.createdAt, version: expected + 1, changes: options.fences }) }
+        : {}),
       mset,
       mdel,
       tset,
@@ -132,22 +177,33 @@ export class GroupStore {
     return { ok: false, reason: status === 0 ? 'conflict' : 'not-stale', currentVersion: value };
   }
 
-  /** Records a heartbeat that changed nothing, if the group is still at `version`. */
-  async touch(groupId: string, version: number, memberId: string): Promise<WriteResult> {
-    const [status, value] = (await touchScript.run(this.redis, this.groupKeys(groupId), [String(version), memberId])) as [number, number];
+  /** Records a heartbeat that changed nothing, if the group is still as in `state` (version and incarnation). */
+  async touch(state: GroupState, memberId: string): Promise<WriteResult> {
+    const { version, createdAt } = state.meta;
+    const [status, value] = (await touchScript.run(this.redis, this.groupKeys(state.groupId), [
+      String(version),
+      memberId,
+      String(createdAt),
+    ])) as [number, number];
     if (status === 1) return { ok: true, now: value, version };
     return { ok: false, reason: 'conflict', currentVersion: value };
   }
 
-  /** Members with no heartbeat for `timeoutMs`, with the Redis clock and the group version. */
-  async scan(
-    groupId: string,
-    timeoutMs: number,
-  ): Promise<{ now: number; version: number; stale: string[] }> {
+  /**
+   * Members with no heartbeat for `timeoutMs`, with the Redis clock, the group version and the
+   * earliest rebalance deadline (`null`: nobody is revoking; `undefined`: not recorded).
+   */
+  async scan(groupId: string, timeoutMs: number): Promise<GroupScan> {
     const out = (await scanScript.run(this.redis, this.groupKeys(groupId), [String(timeoutMs)])) as Array<
       number | string
     >;
-    return { now: Number(out[0]), version: Number(out[1]), stale: out.slice(2).map(String) };
+    const deadline = Number(out[2]);
+    return {
+      now: Number(out[0]),
+      version: Number(out[1]),
+      revokeDeadline: deadline === -1 ? null : deadline === -2 ? undefined : deadline,
+      stale: out.slice(3).map(String),
+    };
   }
 
   /** Last heartbeat time (Redis clock, ms) of every member. */
@@ -158,9 +214,13 @@ export class GroupStore {
     return out;
   }
 
-  /** Deletes an empty group at `version`: `deleted`, `conflict` or `not-empty`. */
-  async deleteGroup(groupId: string, version: number): Promise<'deleted' | 'conflict' | 'not-empty'> {
-    const r = (await deleteGroupScript.run(this.redis, this.groupKeys(groupId), [String(version)])) as number;
+  /** Deletes an empty group if it is still as in `state`: `deleted`, `conflict` or `not-empty`. */
+  async deleteGroup(state: GroupState): Promise<'deleted' | 'conflict' | 'not-empty'> {
+    const groupId = state.groupId;
+    const r = (await deleteGroupScript.run(this.redis, this.groupKeys(groupId), [
+      String(state.meta.version),
+      String(state.meta.createdAt),
+    ])) as number;
     if (r === 1) {
       await this.redis.srem(this.keys.groupsIndexKey(), groupId);
       return 'deleted';
@@ -194,4 +254,18 @@ export class GroupStore {
       };
     });
   }
+}
+
+/**
+ * The earliest time (coordinator clock) a member of the group can hit its rebalance timeout, or ''
+ * when nobody is revoking: lets the timers skip groups with nothing to check.
+ */
+function revokeDeadline(txn: GroupTransaction): string {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const [, m] of txn.members.entries()) {
+    if (m.state === 'UNREVOKED_SHARDS' && m.revokeStartedAt !== null) {
+      earliest = Math.min(earliest, m.revokeStartedAt + m.rebalanceTimeoutMs);
+    }
+  }
+  return Number.isFinite(earliest) ? String(earliest) : '';
 }

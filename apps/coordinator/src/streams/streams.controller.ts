@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Inject, Param, Put, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
@@ -38,9 +38,10 @@ export class StreamsController {
   async create(
     @Body() raw: unknown,
     @Param('stream') stream: string,
+    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<StreamRouting> {
-    const body = decodeBody(this.createSchema, raw);
+    const body = decodeBody(this.createSchema, raw, { contentType: request.headers['content-type'] });
     const name = streamParam(stream);
     const result = await this.registry.create(name, body.shards, this.clock.now());
     if (result.status === 'conflict') {

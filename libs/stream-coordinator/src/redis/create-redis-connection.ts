@@ -1,0 +1,209 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import type {
+  RedisClusterNode,
+  RedisConnectionOptions,
+} from '../interfaces/redis-connection-options.interface.js';
+import { RedisConnectionOptionsError } from './redis-connection-options.error.js';
+import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
+
+/**
+ * Extras for {@link createRedisConnection}.
+ *
+ * @publicApi
+ */
+export interface CreateRedisConnectionExtras {
+  /** `CLIENT SETNAME` of the connection (shows in `CLIENT LIST`). */
+  connectionName?: string;
+  /**
+   * Where connection errors are logged. An `error` listener is always attached, so a Redis
+   * outage never crashes the process; the first error after each successful connect is logged
+   * as a warning, repeats at debug level.
+   */
+  logger?: DataPlaneLogger;
+  /** Do not connect before the first command (ioredis `lazyConnect`). */
+  lazyConnect?: boolean;
+  /**
+   * How many reconnect attempts a queued command waits for before it fails (ioredis
+   * `maxRetriesPerRequest`; its default, 20, can hold a command for about ten seconds).
+   */
+  maxRetriesPerRequest?: number;
+}
+
+/**
+ * Options every `reader` connection gets (they win over the user's): a command queued while
+ * the connection is down fails after one reconnect attempt, so the shard reader's own backoff,
+ * watchdog and reclaim logic takes over instead of a queue that waits for ever.
+ */
+const READER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1 };
+
+/**
+ * Creates a connection from the `redis` option: a URL (`redis://`, `rediss://`,
+ * `redis+cluster://h1:p1,h2:p2`, `rediss+cluster://…`), ioredis options, or
+ * `{ cluster: nodes, clusterOptions? }`. Returns a `Redis` or a `Cluster` client. Every call
+ * creates a new connection; `reader` connections are therefore never shared.
+ *
+ * @throws RedisConnectionOptionsError for malformed input, and for `keyPrefix` (every key comes
+ *   from the coordinator, with its `KEY_PREFIX`; a client-side prefix would write elsewhere).
+ * @publicApi
+ */
+export function createRedisConnection(
+  options: RedisConnectionOptions,
+  role: RedisConnectionRole,
+  extras: CreateRedisConnectionExtras = {},
+): RedisConnection {
+  const roleOptions: RedisOptions = {
+    ...(role === 'reader' ? READER_OPTIONS : {}),
+    ...(extras.connectionName === undefined ? {} : { connectionName: extras.connectionName }),
+    ...(extras.lazyConnect === undefined ? {} : { lazyConnect: extras.lazyConnect }),
+    ...(extras.maxRetriesPerRequest === undefined
+      ? {}
+      : { maxRetriesPerRequest: extras.maxRetriesPerRequest }),
+  };
+  const connection = build(options, roleOptions);
+  attachErrorLogging(connection, role, extras.logger);
+  return connection;
+}
+
+function build(options: RedisConnectionOptions, roleOptions: RedisOptions): RedisConnection {
+  if (typeof options === 'string') return fromUrl(options.trim(), roleOptions);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new RedisConnectionOptionsError(`got ${describe(options)}`);
+  }
+  if ('cluster' in options) {
+    const nodes = parseNodes(options.cluster);
+    const clusterOptions: ClusterOptions = options.clusterOptions ?? {};
+    rejectKeyPrefix(clusterOptions.keyPrefix ?? clusterOptions.redisOptions?.keyPrefix);
+    return new Cluster(nodes, {
+      ...clusterOptions,
+      ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
+      redisOptions: { ...clusterOptions.redisOptions, ...roleOptions },
+    });
+  }
+  rejectKeyPrefix(options.keyPrefix);
+  return new Redis({ ...options, ...roleOptions });
+}
+
+function fromUrl(url: string, roleOptions: RedisOptions): RedisConnection {
+  const scheme = /^([a-z+]+):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
+    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions);
+  }
+  if (scheme !== 'redis' && scheme !== 'rediss') {
+    throw new RedisConnectionOptionsError(
+      `unsupported URL scheme in ${JSON.stringify(redact(url))} (use redis://, rediss:// or redis+cluster://)`,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RedisConnectionOptionsError(`malformed URL ${JSON.stringify(redact(url))}`);
+  }
+  if (parsed.hostname === '') {
+    throw new RedisConnectionOptionsError(`no host in ${JSON.stringify(redact(url))}`);
+  }
+  const db = parsed.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d+$/.test(db)) {
+    throw new RedisConnectionOptionsError(
+      `the path of ${JSON.stringify(redact(url))} must be a database number`,
+    );
+  }
+  if (parsed.searchParams.has('keyPrefix')) rejectKeyPrefix(parsed.searchParams.get('keyPrefix'));
+  return new Redis(url, roleOptions);
+}
+
+function fromClusterUrl(url: string, tls: boolean, roleOptions: RedisOptions): Cluster {
+  const rest = url.slice(url.indexOf('://') + 3);
+  const match = /^(?:([^@/]*)@)?([^/?#]+)\/?(?:[?#].*)?$/.exec(rest);
+  if (!match) {
+    throw new RedisConnectionOptionsError(
+      `malformed cluster URL ${JSON.stringify(redact(url))}; expected redis+cluster://host1:port1,host2:port2`,
+    );
+  }
+  const [, userInfo, hostList = ''] = match;
+  const nodes = parseNodes(hostList.split(','));
+  const redisOptions: RedisOptions = { ...roleOptions };
+  if (userInfo !== undefined && userInfo !== '') {
+    const colon = userInfo.indexOf(':');
+    const user = decodeURIComponent(colon < 0 ? '' : userInfo.slice(0, colon));
+    const password = decodeURIComponent(colon < 0 ? userInfo : userInfo.slice(colon + 1));
+    if (user !== '') redisOptions.username = user;
+    if (password !== '') redisOptions.password = password;
+  }
+  if (tls) redisOptions.tls = {};
+  return new Cluster(nodes, {
+    redisOptions,
+    ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
+  });
+}
+
+function parseNodes(nodes: unknown): RedisClusterNode[] {
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new RedisConnectionOptionsError('the cluster node list is empty');
+  }
+  return nodes.map((node: unknown, index) => {
+    if (typeof node === 'string') return parseHostPort(node.trim(), index);
+    if (typeof node === 'object' && node !== null) {
+      const { host, port } = node as { host?: unknown; port?: unknown };
+      if (typeof host === 'string' && host !== '' && isPort(port)) return { host, port };
+    }
+    throw new RedisConnectionOptionsError(
+      `cluster node #${index} is ${describe(node)}; expected "host:port" or { host, port }`,
+    );
+  });
+}
+
+function parseHostPort(text: string, index: number): RedisClusterNode {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || !isPort(port)) {
+    throw new RedisConnectionOptionsError(
+      `cluster node #${index} ${JSON.stringify(text)} is not "host:port"`,
+    );
+  }
+  return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
+}
+
+function isPort(port: unknown): port is number {
+  return typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536;
+}
+
+function rejectKeyPrefix(keyPrefix: string | null | undefined): void {
+  if (keyPrefix !== undefined && keyPrefix !== null && keyPrefix !== '') {
+    throw new RedisConnectionOptionsError(
+      `keyPrefix ${JSON.stringify(keyPrefix)} is not supported: every key comes from the ` +
+        'coordinator with its KEY_PREFIX; set KEY_PREFIX on the coordinator instead',
+    );
+  }
+}
+
+function attachErrorLogging(
+  connection: RedisConnection,
+  role: RedisConnectionRole,
+  logger: DataPlaneLogger | undefined,
+): void {
+  let quiet = false;
+  connection.on('ready', () => {
+    quiet = false;
+  });
+  connection.on('error', (error: unknown) => {
+    const text = `Redis ${role} connection error: ${error instanceof Error ? error.message : String(error)}`;
+    if (!quiet) logger?.warn(text);
+    else logger?.debug?.(text);
+    quiet = true;
+  });
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'function') return 'a function';
+  return `${typeof value} ${String(value as number | boolean | bigint | symbol | undefined)}`;
+}
