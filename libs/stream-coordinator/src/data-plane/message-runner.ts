@@ -1,0 +1,205 @@
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { backoffDelay, sleep } from './backoff.js';
+import { deadLetterFields, toError } from './dead-letter.js';
+import { decodeEntry } from './entry-codec.js';
+import type { ShardCommands } from './shard-commands.js';
+import type { ShardMessage } from './shard-message.js';
+import type { ResolvedShardReaderOptions } from './shard-reader.options.js';
+import type { DeadLetterReason, ShardReaderCounters } from './shard-reader.types.js';
+
+/**
+ * What became of one entry: `ack` — handled (or dead-lettered / dropped), acknowledge it;
+ * `skip` — it vanished (deleted or trimmed) while being retried, nothing to acknowledge;
+ * `stop` — the reader is stopping, leave it pending for the next owner.
+ */
+export type Outcome = 'ack' | 'skip' | 'stop';
+
+/** What the runner needs from its reader. */
+export interface RunnerContext {
+  readonly options: ResolvedShardReaderOptions;
+  readonly commands: ShardCommands;
+  readonly counters: ShardReaderCounters;
+  readonly signal: AbortSignal;
+  /** Runs a short Redis call on the reader's connection (with the watchdog). */
+  call<T>(operation: (connection: RedisConnection) => Promise<T>): Promise<T>;
+  /** A handler call starts (or begins waiting for a permit) at `at` (`performance.now()`). */
+  handlerStarted(at: number): void;
+  /** The handler call ended at `at`. */
+  handlerEnded(at: number): void;
+  /** Records progress and how long the next wait may take. */
+  touch(expectedMs: number): void;
+}
+
+/**
+ * Takes one entry through decode → handle → (backoff → redeliver → handle)* → ack, or to the
+ * dead-letter stream. Messages of a shard go through it one at a time. The common case (decode,
+ * one successful handler call) costs one promise besides the handler's own.
+ */
+export class MessageRunner {
+  constructor(private readonly ctx: RunnerContext) {}
+
+  /** Processes the entry `id` with `fields`, delivered `deliveryCount` times so far. */
+  run(id: string, fields: Buffer[], deliveryCount: number): Promise<Outcome> {
+    const { options } = this.ctx;
+    let message: ShardMessage;
+    try {
+      message = decodeEntry(
+        id,
+        fields,
+        deliveryCount,
+        options.stream,
+        options.shard,
+        options.serializer,
+      );
+    } catch (error) {
+      return this.deadLetterThenAck(id, fields, deliveryCount, 'undecodable', toError(error));
+    }
+    if (deliveryCount > options.maxDeliveries) {
+      // Earlier deliveries ended without an ack (a crash, a lost shard): the message has had
+      // its tries; it must not block the shard again.
+      const error = new Error(
+        `delivered ${deliveryCount} times without being acknowledged (maxDeliveries ${options.maxDeliveries})`,
+      );
+      return this.deadLetterThenAck(id, fields, deliveryCount, 'max-deliveries', error);
+    }
+    return this.deliver(id, fields, message);
+  }
+
+  private async deliver(id: string, fields: Buffer[], message: ShardMessage): Promise<Outcome> {
+    const { options, counters, signal } = this.ctx;
+    const limiter = options.limiter;
+    for (;;) {
+      // one handler call, under the concurrency limiter
+      const start = performance.now();
+      this.ctx.handlerStarted(start);
+      if (limiter !== undefined && !limiter.tryAcquire()) {
+        try {
+          await limiter.acquire(signal);
+        } catch {
+          this.ctx.handlerEnded(performance.now());
+          return 'stop';
+        }
+      }
+      let failure: Error | undefined;
+      try {
+        await options.handle(message);
+      } catch (thrown) {
+        failure = toError(thrown);
+      } finally {
+        limiter?.release();
+      }
+      const end = performance.now();
+      this.ctx.handlerEnded(end);
+      if (failure === undefined) {
+        counters.handled++;
+        if (options.hooks.handled !== undefined) {
+          try {
+            options.hooks.handled(end - start, message);
+          } catch {
+            // hooks must not disturb the reader
+          }
+        }
+        return 'ack';
+      }
+      counters.failed++;
+      options.logger.warn(
+        `${this.label()}: handler failed for entry ${id} (delivery ${message.deliveryCount}/${options.maxDeliveries}): ${failure.message}`,
+      );
+      try {
+        options.hooks.failed?.(failure, message);
+      } catch {
+        // hooks must not disturb the reader
+      }
+      // then: dead-letter, or back off and redeliver
+      if (message.deliveryCount >= options.maxDeliveries) {
+        await this.deadLetter(id, fields, message.deliveryCount, 'max-deliveries', failure);
+        return 'ack';
+      }
+      if (signal.aborted) return 'stop';
+      const delay = backoffDelay(options.retry, message.deliveryCount);
+      this.ctx.touch(delay);
+      if (!(await sleep(delay, signal))) return 'stop';
+      counters.retried++;
+      try {
+        options.hooks.retried?.(message);
+      } catch {
+        // hooks must not disturb the reader
+      }
+      const next = await this.ctx.call((c) => this.ctx.commands.redeliver(c, id));
+      if (next === null) {
+        counters.missing++;
+        options.logger.warn(
+          `${this.label()}: entry ${id} was deleted or trimmed while being retried; skipping it`,
+        );
+        return 'skip';
+      }
+      fields = next[1];
+      const count = next[2] ?? message.deliveryCount + 1;
+      try {
+        message = decodeEntry(id, fields, count, options.stream, options.shard, options.serializer);
+      } catch (decodeError) {
+        await this.deadLetter(id, fields, count, 'undecodable', toError(decodeError));
+        return 'ack';
+      }
+    }
+  }
+
+  private async deadLetterThenAck(
+    id: string,
+    fields: Buffer[],
+    deliveryCount: number,
+    reason: DeadLetterReason,
+    error: Error,
+  ): Promise<Outcome> {
+    await this.deadLetter(id, fields, deliveryCount, reason, error);
+    return 'ack';
+  }
+
+  /**
+   * Writes the entry to the dead-letter stream (after a fence check, so a fenced member writes
+   * none), or drops it when dead-lettering is off. The caller acknowledges it afterwards.
+   */
+  private async deadLetter(
+    id: string,
+    fields: Buffer[],
+    deliveryCount: number,
+    reason: DeadLetterReason,
+    error: Error,
+  ): Promise<void> {
+    const { options, counters, commands } = this.ctx;
+    if (!options.deadLetter) {
+      counters.dropped++;
+      options.logger.error(
+        `${this.label()}: dropping entry ${id} (${reason}, ${deliveryCount} deliveries; dead-lettering is off): ${error.message}`,
+      );
+    } else {
+      await this.ctx.call((c) => commands.ack(c, []));
+      const entry = deadLetterFields({
+        fields,
+        stream: options.stream,
+        shard: options.shard,
+        group: options.group,
+        id,
+        reason,
+        error,
+        deliveryCount,
+        memberId: options.memberId,
+        failedAt: new Date(),
+      });
+      await this.ctx.call((c) => c.xadd(options.deadLetterKey, '*', ...entry));
+      counters.deadLettered++;
+      options.logger.warn(
+        `${this.label()}: entry ${id} dead-lettered to ${options.deadLetterKey} (${reason}, ${deliveryCount} deliveries): ${error.message}`,
+      );
+    }
+    try {
+      options.hooks.deadLettered?.(reason, id, deliveryCount, options.deadLetter);
+    } catch {
+      // hooks must not disturb the reader
+    }
+  }
+
+  private label(): string {
+    return `${this.ctx.options.stream}[${this.ctx.options.shard}] (${this.ctx.options.key})`;
+  }
+}

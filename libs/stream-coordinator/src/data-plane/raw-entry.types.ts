@@ -1,0 +1,20 @@
+/**
+ * A stream entry as the data-plane scripts return it (Buffer replies): the id, the flat
+ * `field, value, …` list, and for claimed entries the delivery count.
+ */
+export type RawStreamEntry = [id: Buffer, fields: Buffer[], deliveryCount?: number];
+
+/** Reply of the `claim` script, decoded. */
+export interface ClaimReply {
+  /** Cursor of the next XAUTOCLAIM call; `0-0` when the scan is complete. */
+  cursor: string;
+  entries: RawStreamEntry[];
+  /** Ids of pending entries that were deleted or trimmed (removed from the PEL by Redis). */
+  deletedIds: string[];
+}
+
+/** Reply of the `ackAndRead` script, decoded. */
+export type AckAndReadReply =
+  | { kind: 'entries'; entries: RawStreamEntry[] }
+  | { kind: 'empty'; lastId: string }
+  | { kind: 'orphans' };

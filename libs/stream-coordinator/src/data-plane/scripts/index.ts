@@ -1,0 +1,5 @@
+export * from './ack-and-read.script.js';
+export * from './ack.script.js';
+export * from './acquire.script.js';
+export * from './claim.script.js';
+export * from './redeliver.script.js';

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ShardReaderOptionsError,
+  resolveShardReaderOptions,
+  type ShardReaderOptions,
+} from './shard-reader.options.js';
+
+const base: ShardReaderOptions = {
+  createConnection: () => {
+    throw new Error('not used');
+  },
+  group: 'g',
+  memberId: 'm',
+  stream: 's',
+  shard: 0,
+  key: 'p:{s:0}',
+  deadLetterKey: 'p:{s}:dlq',
+  handle: async () => undefined,
+};
+
+describe('resolveShardReaderOptions', () => {
+  it('applies the documented defaults', () => {
+    expect(resolveShardReaderOptions(base)).toMatchObject({
+      batchSize: 100,
+      blockMs: 2000,
+      maxDeliveries: 5,
+      retry: { initialDelayMs: 100, maxDelayMs: 5000, multiplier: 2 },
+      deadLetter: true,
+      maxAckDelayMs: 1000,
+      watchdogGraceMs: 3000,
+    });
+  });
+
+  it('names the invalid option', () => {
+    const bad = (patch: Partial<ShardReaderOptions>) => () =>
+      resolveShardReaderOptions({ ...base, ...patch });
+    expect(bad({ batchSize: 0 })).toThrow(/"batchSize" must be an integer/);
+    expect(bad({ blockMs: 1.5 })).toThrow(/"blockMs"/);
+    expect(bad({ maxDeliveries: 0 })).toThrow(/"maxDeliveries"/);
+    expect(bad({ key: '' })).toThrow(/"key" must be a non-empty string/);
+    expect(bad({ retry: { multiplier: 0.5 } })).toThrow(/"retry.multiplier" must be ≥ 1/);
+    expect(bad({ retry: { initialDelayMs: 10, maxDelayMs: 5 } })).toThrow(/"retry.maxDelayMs"/);
+    expect(bad({ handle: undefined as never })).toThrow(ShardReaderOptionsError);
+  });
+});

@@ -1,0 +1,173 @@
+import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
+import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ResolvedBackoff } from './backoff.js';
+import type { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { SILENT_LOGGER, type DataPlaneLogger } from './data-plane-logger.interface.js';
+import { JSON_PAYLOAD_SERIALIZER } from './json-payload.serializer.js';
+import type { ShardLostReason, ShardReaderHooks } from './shard-reader.types.js';
+
+/**
+ * Options of one {@link ShardReader} (one owned shard of one stream for one group).
+ *
+ * @publicApi
+ */
+export interface ShardReaderOptions {
+  /**
+   * Creates the reader's dedicated connection (called again when the connection must be
+   * recreated). It must return a new connection every time, never a shared one; e.g.
+   * `() => createRedisConnection(options, 'reader')`.
+   */
+  createConnection: () => RedisConnection;
+  /** The coordinator group = the Redis consumer group on the shard. */
+  group: string;
+  /** This member's id = the Redis consumer name. */
+  memberId: string;
+  /** The logical stream (`orders`). */
+  stream: string;
+  /** The shard id. */
+  shard: number;
+  /** The shard's Redis key, as the coordinator handed it out. */
+  key: string;
+  /** The stream's dead-letter stream key (from the routing metadata). */
+  deadLetterKey: string;
+  /** The handler. Resolve → acknowledged; throw → retried, then dead-lettered. */
+  handle: (message: StreamShardMessage) => Promise<void>;
+  /** Entries per read. Default 100. */
+  batchSize?: number;
+  /** How long one `XREAD BLOCK` waits. Default 2000 ms. */
+  blockMs?: number;
+  /** Deliveries before a failing message is dead-lettered (reclaims count). Default 5. */
+  maxDeliveries?: number;
+  /** Backoff between deliveries of a failing message. Default 100 ms ×2 up to 5 s. */
+  retry?: RetryBackoffOptions;
+  /** Write messages past `maxDeliveries` to the dead-letter stream (else drop them). Default true. */
+  deadLetter?: boolean;
+  /** Payload decoding. Default JSON. */
+  serializer?: PayloadSerializer;
+  /** Shared cap on concurrent handler calls across readers. Default: none. */
+  limiter?: ConcurrencyLimiter;
+  /** Metric hooks. */
+  hooks?: ShardReaderHooks;
+  /** Logger (Nest's `Logger` fits). Default: silent. */
+  logger?: DataPlaneLogger;
+  /**
+   * Called once when the shard is lost (fenced), after the in-flight handler settled and the
+   * connection closed. Not called on `stop()`.
+   */
+  onLost?: (reason: ShardLostReason) => void;
+  /**
+   * Extra time a Redis call may take beyond its expected duration before the watchdog
+   * abandons the connection and creates a new one: a blocking read gets `blockMs` + this, any
+   * other call this alone. Default 3000 ms.
+   */
+  watchdogGraceMs?: number;
+  /**
+   * Longest time handled entries wait for their ack while a batch is being handled. When a
+   * handler (or a run of them) takes longer, the acks so far are flushed at once through the
+   * fenced `ack` script, which also tells a member whose shard moved meanwhile to stop before
+   * it handles the rest of the batch. Fast batches are unaffected (their acks ride on the next
+   * read). Default 1000 ms; 0 acks after every message.
+   */
+  maxAckDelayMs?: number;
+  /** Backoff between attempts after a Redis error. Default 100 ms ×2 up to 5 s. */
+  reconnectBackoff?: RetryBackoffOptions;
+  /** Backoff while the fence does not name this member yet. Default 25 ms ×2 up to 1 s. */
+  acquireBackoff?: RetryBackoffOptions;
+}
+
+/** {@link ShardReaderOptions} with every default applied. @publicApi */
+export interface ResolvedShardReaderOptions extends Required<
+  Omit<
+    ShardReaderOptions,
+    'limiter' | 'hooks' | 'onLost' | 'retry' | 'reconnectBackoff' | 'acquireBackoff'
+  >
+> {
+  limiter: ConcurrencyLimiter | undefined;
+  hooks: ShardReaderHooks;
+  onLost: ((reason: ShardLostReason) => void) | undefined;
+  retry: ResolvedBackoff;
+  reconnectBackoff: ResolvedBackoff;
+  acquireBackoff: ResolvedBackoff;
+}
+
+/**
+ * Invalid {@link ShardReaderOptions}; the message names the option.
+ *
+ * @publicApi
+ */
+export class ShardReaderOptionsError extends Error {
+  override readonly name = 'ShardReaderOptionsError';
+}
+
+/** Largest accepted `batchSize`. */
+const MAX_BATCH_SIZE = 10_000;
+
+/**
+ * Applies defaults and validates.
+ *
+ * @throws ShardReaderOptionsError naming the first invalid option.
+ * @publicApi
+ */
+export function resolveShardReaderOptions(options: ShardReaderOptions): ResolvedShardReaderOptions {
+  if (typeof options.createConnection !== 'function')
+    fail('createConnection', 'must be a function');
+  if (typeof options.handle !== 'function') fail('handle', 'must be a function');
+  for (const name of ['group', 'memberId', 'stream', 'key', 'deadLetterKey'] as const) {
+    if (typeof options[name] !== 'string' || options[name] === '')
+      fail(name, 'must be a non-empty string');
+  }
+  const resolved: ResolvedShardReaderOptions = {
+    ...options,
+    shard: integer('shard', options.shard, 0),
+    batchSize: integer('batchSize', options.batchSize ?? 100, 1, MAX_BATCH_SIZE),
+    blockMs: integer('blockMs', options.blockMs ?? 2000, 1),
+    maxDeliveries: integer('maxDeliveries', options.maxDeliveries ?? 5, 1),
+    retry: backoff('retry', options.retry, 100, 5000),
+    deadLetter: options.deadLetter ?? true,
+    serializer: options.serializer ?? JSON_PAYLOAD_SERIALIZER,
+    limiter: options.limiter,
+    hooks: options.hooks ?? {},
+    logger: options.logger ?? SILENT_LOGGER,
+    onLost: options.onLost,
+    maxAckDelayMs: integer('maxAckDelayMs', options.maxAckDelayMs ?? 1000, 0),
+    watchdogGraceMs: integer('watchdogGraceMs', options.watchdogGraceMs ?? 3000, 1),
+    reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, 100, 5000),
+    acquireBackoff: backoff('acquireBackoff', options.acquireBackoff, 25, 1000),
+  };
+  return resolved;
+}
+
+function integer(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(name, `must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
+
+function backoff(
+  name: string,
+  value: RetryBackoffOptions | undefined,
+  initialDelayMs: number,
+  maxDelayMs: number,
+): ResolvedBackoff {
+  const out = { initialDelayMs, maxDelayMs, multiplier: 2, ...value };
+  for (const key of ['initialDelayMs', 'maxDelayMs', 'multiplier'] as const) {
+    if (typeof out[key] !== 'number' || !Number.isFinite(out[key]) || out[key] < 0) {
+      fail(`${name}.${key}`, `must be a finite number ≥ 0, got ${String(out[key])}`);
+    }
+  }
+  if (out.multiplier < 1) fail(`${name}.multiplier`, `must be ≥ 1, got ${out.multiplier}`);
+  if (out.maxDelayMs < out.initialDelayMs) {
+    fail(
+      `${name}.maxDelayMs`,
+      `must be ≥ initialDelayMs (${out.initialDelayMs}), got ${out.maxDelayMs}`,
+    );
+  }
+  return out;
+}
+
+function fail(option: string, problem: string): never {
+  throw new ShardReaderOptionsError(`ShardReader option "${option}" ${problem}`);
+}

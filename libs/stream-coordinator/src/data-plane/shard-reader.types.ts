@@ -1,0 +1,93 @@
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+
+/**
+ * Where a shard reader is in its life:
+ * `idle` (constructed) → `starting` (waiting for the fence to name this member, creating the
+ * consumer group) → `claiming` (taking over and handling earlier owners' pending entries) →
+ * `reading` (new entries) → `stopping` → `stopped`; or → `lost` when the fence moved.
+ * After a Redis error it goes back to `claiming` once Redis answers again.
+ *
+ * @publicApi
+ */
+export type ShardReaderStatus =
+  'idle' | 'starting' | 'claiming' | 'reading' | 'stopping' | 'stopped' | 'lost';
+
+/**
+ * Why a reader gave its shard up on its own: Redis refused a fenced command because the
+ * shard's fence names another member (or none).
+ *
+ * @publicApi
+ */
+export interface ShardLostReason {
+  code: 'FENCED';
+  /** The fence token found (`<version>:<memberId>`), or `null` when the field is missing. */
+  currentOwner: string | null;
+  message: string;
+}
+
+/**
+ * Why a message went to the dead-letter stream: it failed `maxDeliveries` deliveries, or it
+ * could not be decoded (dead-lettered at once, without retries).
+ *
+ * @publicApi
+ */
+export type DeadLetterReason = 'max-deliveries' | 'undecodable';
+
+/**
+ * Metric hooks of one reader (bind labels such as stream and shard when creating it). Hooks
+ * must be cheap and must not throw; an error thrown by a hook is ignored.
+ *
+ * @publicApi
+ */
+export interface ShardReaderHooks {
+  /** A handler call resolved after `durationMs`. */
+  handled?(durationMs: number, message: StreamShardMessage): void;
+  /** A handler call threw `error`. */
+  failed?(error: Error, message: StreamShardMessage): void;
+  /** A failed message is about to be redelivered (after the backoff). */
+  retried?(message: StreamShardMessage): void;
+  /**
+   * A message left the shard without being handled: written to the dead-letter stream
+   * (`written`), or dropped because dead-lettering is off.
+   */
+  deadLettered?(
+    reason: DeadLetterReason,
+    entryId: string,
+    deliveryCount: number,
+    written: boolean,
+  ): void;
+  /** The shard was lost (fenced). */
+  lost?(reason: ShardLostReason): void;
+  /** A Redis call did not answer in time; the connection is being recreated. */
+  watchdog?(): void;
+  /** A Redis call failed (the reader keeps the shard and retries). */
+  connectionError?(error: Error): void;
+}
+
+/**
+ * Running totals of one reader.
+ *
+ * @publicApi
+ */
+export interface ShardReaderCounters {
+  /** Handler calls that resolved. */
+  handled: number;
+  /** Handler calls that threw. */
+  failed: number;
+  /** Redeliveries after a failure. */
+  retried: number;
+  /** Entries written to the dead-letter stream. */
+  deadLettered: number;
+  /** Entries dropped past `maxDeliveries` (or undecodable) with dead-lettering off. */
+  dropped: number;
+  /** Entries taken over from the pending list (claim phase). */
+  claimed: number;
+  /** Pending entries found deleted or trimmed before they could be handled. */
+  missing: number;
+  /** Redis calls abandoned by the watchdog. */
+  watchdogFired: number;
+  /** Redis calls that failed. */
+  connectionErrors: number;
+  /** Dedicated connections created (the first one included). */
+  connectionsCreated: number;
+}

@@ -1,0 +1,28 @@
+/**
+ * A publish kept hitting closed (or removed) shards: every attempt, with routing refreshed from
+ * the coordinator in between, was refused with `STALE_ROUTING`. Usually a reshard that has not
+ * published its new layout yet; retry later, or check the stream's state with
+ * `GET /v1/streams/{stream}`.
+ *
+ * @publicApi
+ */
+export class StaleRoutingError extends Error {
+  override readonly name = 'StaleRoutingError';
+
+  constructor(
+    readonly stream: string,
+    readonly attempts: number,
+    /** The last shard key that refused the write. */
+    readonly shardKey: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Publishing to stream ${stream} failed after ${attempts} attempts: shard ${shardKey} is closed ` +
+        '(STALE_ROUTING) and refreshed routing still pointed to closed shards. The stream is probably ' +
+        'being resharded; retry later or check GET /v1/streams/' +
+        stream +
+        '.',
+      options,
+    );
+  }
+}

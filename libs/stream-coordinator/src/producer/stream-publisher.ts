@@ -1,0 +1,275 @@
+import { sleep } from '../data-plane/backoff.js';
+import { encodeHeaders } from '../data-plane/entry-codec.js';
+import { JSON_PAYLOAD_SERIALIZER } from '../data-plane/json-payload.serializer.js';
+import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
+import { shardMetaKey } from '../protocol/key-space.js';
+import { isValidName } from '../protocol/limits.js';
+import { runScript, type ScriptArgument } from '../redis/lua-script.js';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { CompiledRouting } from './compiled-routing.js';
+import { PublishArgumentError } from './errors/publish-argument.error.js';
+import { PublishError } from './errors/publish.error.js';
+import { StaleRoutingError } from './errors/stale-routing.error.js';
+import type {
+  PublishBatchOptions,
+  PublishMessage,
+  PublishOptions,
+  TrimPolicy,
+} from './publish-options.interface.js';
+import type { RoutingCache } from './routing-cache.js';
+import { PUBLISH_SCRIPT } from './scripts/publish.script.js';
+
+/**
+ * Options of a {@link StreamPublisher}.
+ *
+ * @publicApi
+ */
+export interface StreamPublisherOptions {
+  /** The shared command connection (`createRedisConnection(options, 'command')`). */
+  connection: RedisConnection;
+  /** Routing metadata per stream. */
+  routing: RoutingCache;
+  /** Payload encoding. Default JSON. */
+  serializer?: PayloadSerializer;
+  /** Attempts per publish when shards refuse with STALE_ROUTING. Default 5. */
+  maxAttempts?: number;
+  /** Delay before the n-th retry is `n × retryDelayMs`. Default 50 ms. */
+  retryDelayMs?: number;
+}
+
+/** Entries per script call; a shard's chunks are written one after another (order kept). */
+const MAX_ENTRIES_PER_CALL = 500;
+
+/** A message ready to write: key, encoded payload, encoded headers (`''` = none). */
+type Encoded = [key: string, payload: string | Buffer, headers: string];
+
+/**
+ * Publishes messages to the shards of a stream, routed by key with the coordinator's routing
+ * metadata. Every write is one same-slot Lua call that refuses closed or removed shards
+ * (`STALE_ROUTING`); the publisher then refreshes routing and retries transparently, a bounded
+ * number of times. Messages with the same key keep their order: within a batch, and across
+ * publishes the caller awaits one after another.
+ *
+ * @publicApi
+ */
+export class StreamPublisher {
+  private readonly connection: RedisConnection;
+  private readonly routing: RoutingCache;
+  private readonly serializer: PayloadSerializer;
+  private readonly maxAttempts: number;
+  private readonly retryDelayMs: number;
+
+  constructor(options: StreamPublisherOptions) {
+    this.connection = options.connection;
+    this.routing = options.routing;
+    this.serializer = options.serializer ?? JSON_PAYLOAD_SERIALIZER;
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.retryDelayMs = options.retryDelayMs ?? 50;
+    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
+      throw new PublishArgumentError(
+        `maxAttempts must be a positive integer, got ${String(this.maxAttempts)}`,
+      );
+    }
+    if (!Number.isFinite(this.retryDelayMs) || this.retryDelayMs < 0) {
+      throw new PublishArgumentError(
+        `retryDelayMs must be a number ≥ 0, got ${String(this.retryDelayMs)}`,
+      );
+    }
+  }
+
+  /**
+   * Publishes one message to the shard `key` routes to. Resolves to the new entry id.
+   *
+   * @throws PublishArgumentError for a bad stream name, key, headers, trim policy or payload;
+   *   StaleRoutingError when the shards stay closed; RoutingFetchError / InvalidRoutingError
+   *   when routing cannot be had; PublishError for other Redis failures.
+   */
+  async publish(
+    stream: string,
+    key: string,
+    payload: unknown,
+    options: PublishOptions = {},
+  ): Promise<string> {
+    checkStream(stream);
+    const encoded = this.encode(key, payload, options.headers, '');
+    const trim = trimArguments(options.trim);
+    for (let attempt = 1; ; attempt++) {
+      const routing = this.routing.peek(stream) ?? (await this.routing.get(stream));
+      const shardKey = routing.shardKeyFor(key);
+      try {
+        const ids = (await runScript(this.connection, PUBLISH_SCRIPT, [
+          shardKey,
+          shardMetaKey(shardKey),
+          ...trim,
+          ...encoded,
+        ])) as string[];
+        return ids[0] as string;
+      } catch (error) {
+        if (!isStale(error)) throw new PublishError(stream, error);
+        await this.afterStale(stream, routing, attempt, shardKey, error);
+      }
+    }
+  }
+
+  /**
+   * Publishes many messages: grouped by shard, one script call per shard (large groups in
+   * chunks, in order), shards in parallel. Resolves to the entry ids in input order. Per key,
+   * messages are appended in input order.
+   *
+   * @throws as {@link publish}; a PublishError carries the ids of the messages that were written.
+   */
+  async publishBatch(
+    stream: string,
+    messages: readonly PublishMessage[],
+    options: PublishBatchOptions = {},
+  ): Promise<string[]> {
+    checkStream(stream);
+    if (!Array.isArray(messages))
+      throw new PublishArgumentError('publishBatch: messages must be an array');
+    const encoded = messages.map((message, index) => {
+      if (typeof message !== 'object' || message === null) {
+        throw new PublishArgumentError(`publishBatch: message #${index} is not an object`);
+      }
+      return this.encode(message.key, message.payload, message.headers, ` (message #${index})`);
+    });
+    const trim = trimArguments(options.trim);
+    const ids: Array<string | undefined> = Array.from({ length: messages.length }, () => undefined);
+    let pending = encoded.map((_, index) => index);
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const routing = this.routing.peek(stream) ?? (await this.routing.get(stream));
+      const groups = new Map<string, number[]>();
+      for (const index of pending) {
+        const shardKey = routing.shardKeyFor((encoded[index] as Encoded)[0]);
+        const group = groups.get(shardKey);
+        if (group === undefined) groups.set(shardKey, [index]);
+        else group.push(index);
+      }
+      const outcomes = await Promise.all(
+        [...groups].map(([shardKey, indices]) =>
+          this.writeShard(shardKey, indices, encoded, trim, ids),
+        ),
+      );
+      const stale: number[] = [];
+      let staleError: unknown;
+      let staleKey = '';
+      for (const outcome of outcomes) {
+        if (outcome === undefined) continue;
+        if (!isStale(outcome.error)) throw new PublishError(stream, outcome.error, [...ids]);
+        stale.push(...outcome.unwritten);
+        staleError = outcome.error;
+        staleKey = outcome.shardKey;
+      }
+      if (stale.length === 0) break;
+      pending = stale.sort((a, b) => a - b);
+      await this.afterStale(stream, routing, attempt, staleKey, staleError);
+    }
+    return ids as string[];
+  }
+
+  /** Writes `indices` to one shard in order; on failure reports what was not written. */
+  private async writeShard(
+    shardKey: string,
+    indices: number[],
+    encoded: readonly Encoded[],
+    trim: readonly ScriptArgument[],
+    ids: Array<string | undefined>,
+  ): Promise<{ shardKey: string; error: unknown; unwritten: number[] } | undefined> {
+    const metaKey = shardMetaKey(shardKey);
+    for (let start = 0; start < indices.length; start += MAX_ENTRIES_PER_CALL) {
+      const chunk = indices.slice(start, start + MAX_ENTRIES_PER_CALL);
+      const args: ScriptArgument[] = [shardKey, metaKey, ...trim];
+      for (const index of chunk) args.push(...(encoded[index] as Encoded));
+      try {
+        const written = (await runScript(this.connection, PUBLISH_SCRIPT, args)) as string[];
+        chunk.forEach((index, i) => {
+          ids[index] = written[i];
+        });
+      } catch (error) {
+        return { shardKey, error, unwritten: indices.slice(start) };
+      }
+    }
+    return undefined;
+  }
+
+  private async afterStale(
+    stream: string,
+    routing: CompiledRouting,
+    attempt: number,
+    shardKey: string,
+    error: unknown,
+  ): Promise<void> {
+    this.routing.invalidate(stream, routing.routingEpoch);
+    if (attempt >= this.maxAttempts)
+      throw new StaleRoutingError(stream, attempt, shardKey, { cause: error });
+    await sleep(attempt * this.retryDelayMs);
+  }
+
+  private encode(key: unknown, payload: unknown, headers: unknown, where: string): Encoded {
+    if (typeof key !== 'string') {
+      throw new PublishArgumentError(`the routing key${where} must be a string, got ${typeof key}`);
+    }
+    if (
+      headers !== undefined &&
+      (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    ) {
+      throw new PublishArgumentError(`headers${where} must be an object of strings`);
+    }
+    let encodedHeaders: string;
+    try {
+      encodedHeaders = encodeHeaders(headers as Record<string, string> | undefined);
+    } catch (error) {
+      throw new PublishArgumentError(`headers${where}: ${(error as Error).message}`);
+    }
+    let encodedPayload: string | Buffer;
+    try {
+      encodedPayload = this.serializer.serialize(payload);
+    } catch (error) {
+      throw new PublishArgumentError(
+        `the payload${where} could not be serialized: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    return [key, encodedPayload, encodedHeaders];
+  }
+}
+
+function isStale(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('STALE_ROUTING');
+}
+
+function checkStream(stream: unknown): void {
+  if (typeof stream !== 'string' || !isValidName(stream)) {
+    throw new PublishArgumentError(
+      `stream must be 1-128 characters of [A-Za-z0-9._-], got ${JSON.stringify(stream)}`,
+    );
+  }
+}
+
+/** The trim arguments of the publish script: mode, `~`/`=`, threshold. */
+function trimArguments(trim: TrimPolicy | undefined): ScriptArgument[] {
+  if (trim === undefined) return ['', '', ''];
+  if (typeof trim !== 'object' || trim === null) {
+    throw new PublishArgumentError('trim must be { maxLen } or { minId }');
+  }
+  const approximate = trim.approximate ?? true;
+  if (typeof approximate !== 'boolean')
+    throw new PublishArgumentError('trim.approximate must be a boolean');
+  const exactness = approximate ? '~' : '=';
+  if ('maxLen' in trim) {
+    if (!Number.isInteger(trim.maxLen) || trim.maxLen < 0) {
+      throw new PublishArgumentError(
+        `trim.maxLen must be an integer ≥ 0, got ${String(trim.maxLen)}`,
+      );
+    }
+    return ['MAXLEN', exactness, trim.maxLen];
+  }
+  if ('minId' in trim) {
+    if (typeof trim.minId !== 'string' || !/^\d+(-\d+)?$/.test(trim.minId)) {
+      throw new PublishArgumentError(
+        `trim.minId must be a stream id like "1700000000000-0", got ${JSON.stringify(trim.minId)}`,
+      );
+    }
+    return ['MINID', exactness, trim.minId];
+  }
+  throw new PublishArgumentError('trim must be { maxLen } or { minId }');
+}

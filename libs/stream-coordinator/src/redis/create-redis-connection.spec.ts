@@ -1,0 +1,78 @@
+import { Cluster, Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createRedisConnection } from './create-redis-connection.js';
+import { RedisConnectionOptionsError } from './redis-connection-options.error.js';
+import type { RedisConnection } from './redis-connection.types.js';
+
+/** The startup nodes a cluster client was given (a private field of ioredis). */
+const startupNodes = (cluster: Cluster): unknown =>
+  (cluster as unknown as { startupNodes: unknown }).startupNodes;
+
+/** Creates without connecting, hands the connection to `check`, then disconnects. */
+function inspect(
+  options: Parameters<typeof createRedisConnection>[0],
+  role: 'command' | 'reader' = 'command',
+): RedisConnection {
+  const connection = createRedisConnection(options, role, { lazyConnect: true });
+  connection.disconnect();
+  return connection;
+}
+
+describe('createRedisConnection', () => {
+  it('builds a standalone client from a URL or ioredis options', () => {
+    const fromUrl = inspect('redis://user:secret@10.0.0.5:6380/2');
+    expect(fromUrl).toBeInstanceOf(Redis);
+    expect((fromUrl as Redis).options).toMatchObject({
+      host: '10.0.0.5',
+      port: 6380,
+      db: 2,
+      username: 'user',
+      password: 'secret',
+    });
+    const tls = inspect('rediss://h:6379') as Redis;
+    expect(tls.options.tls).toBeDefined();
+    const fromOptions = inspect({ host: 'h', port: 7000 }) as Redis;
+    expect(fromOptions.options).toMatchObject({ host: 'h', port: 7000 });
+  });
+
+  it('reader connections fail commands fast instead of queuing them for ever', () => {
+    expect((inspect('redis://h:1', 'reader') as Redis).options.maxRetriesPerRequest).toBe(1);
+    expect(
+      (inspect({ host: 'h', maxRetriesPerRequest: 50 }, 'reader') as Redis).options
+        .maxRetriesPerRequest,
+    ).toBe(1);
+  });
+
+  it('builds a cluster client from redis+cluster:// or a node list', () => {
+    const fromUrl = inspect('redis+cluster://:pw@a:7000,b:7001,[::1]:7002') as Cluster;
+    expect(fromUrl).toBeInstanceOf(Cluster);
+    expect(startupNodes(fromUrl)).toEqual([
+      { host: 'a', port: 7000 },
+      { host: 'b', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+    expect(fromUrl.options.redisOptions?.password).toBe('pw');
+    const fromList = inspect({ cluster: ['a:1', { host: 'b', port: 2 }] }, 'reader') as Cluster;
+    expect(startupNodes(fromList)).toEqual([
+      { host: 'a', port: 1 },
+      { host: 'b', port: 2 },
+    ]);
+    expect(fromList.options.redisOptions?.maxRetriesPerRequest).toBe(1);
+  });
+
+  it('rejects malformed input with a clear error', () => {
+    const bad = (options: unknown) => () =>
+      createRedisConnection(options as never, 'command', { lazyConnect: true });
+    expect(bad('http://h:1')).toThrow(/unsupported URL scheme/);
+    expect(bad('redis://')).toThrow(RedisConnectionOptionsError);
+    expect(bad('redis://h:1/x')).toThrow(/database number/);
+    expect(bad('redis+cluster://')).toThrow(/malformed cluster URL|not "host:port"/);
+    expect(bad('redis+cluster://a:1,b')).toThrow(/cluster node #1 "b" is not "host:port"/);
+    expect(bad({ cluster: [] })).toThrow(/node list is empty/);
+    expect(bad({ cluster: [{ host: 'a', port: 0 }] })).toThrow(/cluster node #0/);
+    expect(bad(null)).toThrow(/got null/);
+    expect(bad(42)).toThrow(/got number 42/);
+    expect(bad({ host: 'h', keyPrefix: 'x:' })).toThrow(/keyPrefix "x:" is not supported/);
+    expect(bad('redis://:secret@h:1/x')).toThrow(/\*\*\*@/);
+  });
+});

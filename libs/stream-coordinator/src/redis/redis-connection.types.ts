@@ -1,0 +1,20 @@
+import type { Cluster, Redis } from 'ioredis';
+
+/**
+ * A connection to the data plane: a standalone `Redis` client or a `Cluster` client. Everything
+ * the data plane sends works on both (single-key commands and same-slot Lua scripts).
+ *
+ * @publicApi
+ */
+export type RedisConnection = Redis | Cluster;
+
+/**
+ * What a connection is used for:
+ * - `command` — the shared connection for publishing and short commands;
+ * - `reader` — a dedicated connection of one shard reader (it blocks in `XREAD BLOCK`, so it is
+ *   never shared), tuned so that commands fail fast instead of queuing for ever;
+ * - `subscriber` — a pub/sub connection.
+ *
+ * @publicApi
+ */
+export type RedisConnectionRole = 'command' | 'reader' | 'subscriber';

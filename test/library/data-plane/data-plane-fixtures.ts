@@ -1,0 +1,139 @@
+import type { Redis } from 'ioredis';
+import { afterEach } from 'vitest';
+import {
+  ShardReader,
+  type ShardReaderOptions,
+} from '../../../libs/stream-coordinator/src/data-plane/index.js';
+import {
+  KeySpace,
+  fenceToken,
+  ownerField,
+  shardMetaKey,
+} from '../../../libs/stream-coordinator/src/protocol/index.js';
+import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
+import { redisUrl } from '../../support/redis.js';
+
+/** Keys of one test shard. */
+export interface TestShard {
+  stream: string;
+  shard: number;
+  key: string;
+  meta: string;
+  dlq: string;
+}
+
+/** The keys of shard `shard` of `stream` under `prefix`. */
+export function testShard(prefix: string, stream = 'orders', shard = 0): TestShard {
+  const keys = new KeySpace(prefix);
+  const key = keys.shardKey(stream, shard);
+  return { stream, shard, key, meta: shardMetaKey(key), dlq: keys.deadLetterKey(stream) };
+}
+
+/** Simulates the coordinator granting `shard` to `memberId` for `group`. */
+export async function grant(
+  redis: Redis,
+  shard: TestShard,
+  group: string,
+  memberId: string,
+  version = 1,
+): Promise<void> {
+  await redis.hset(shard.meta, ownerField(group), fenceToken(version, memberId));
+}
+
+/** Simulates the coordinator opening (or closing) a shard for writes. */
+export async function setShardState(
+  redis: Redis,
+  key: string,
+  state: 'open' | 'closed',
+): Promise<void> {
+  await redis.hset(shardMetaKey(key), 'state', state);
+}
+
+/** Appends `count` entries `{ seq }` (key `k<seq % keys>`), returns their ids. */
+export async function fill(
+  redis: Redis,
+  key: string,
+  count: number,
+  first = 0,
+  keys = 10,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let start = 0; start < count; start += 1000) {
+    const pipeline = redis.pipeline();
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      const seq = first + i;
+      pipeline.xadd(key, '*', 'key', `k${seq % keys}`, 'payload', JSON.stringify({ seq }));
+    }
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error, id] of results) {
+      if (error) throw error;
+      ids.push(id as string);
+    }
+  }
+  return ids;
+}
+
+/** Polls `condition` until it holds; fails after `timeoutMs` naming `what`. */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A promise with its resolve function. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Pending entries of `group` on `key`: `[id, consumer, idleMs, deliveries]`. */
+export async function pending(
+  redis: Redis,
+  key: string,
+  group: string,
+): Promise<Array<[string, string, number, number]>> {
+  return (await redis.xpending(key, group, '-', '+', 1000)) as Array<
+    [string, string, number, number]
+  >;
+}
+
+/** What a test passes to create a reader: the test shard instead of stream/shard/key. */
+export type TestReaderOptions = Partial<Omit<ShardReaderOptions, 'shard'>> &
+  Pick<ShardReaderOptions, 'handle' | 'memberId' | 'group'> & { shard: TestShard; url?: string };
+
+/** Creates readers and stops every one of them after each test. */
+export function useReaders(): (options: TestReaderOptions) => ShardReader {
+  const readers: ShardReader[] = [];
+  afterEach(async () => {
+    await Promise.all(readers.splice(0).map((reader) => reader.stop()));
+  });
+  return ({ shard, url, ...options }) => {
+    const reader = new ShardReader({
+      createConnection: () => createRedisConnection(url ?? redisUrl(), 'reader'),
+      stream: shard.stream,
+      shard: shard.shard,
+      key: shard.key,
+      deadLetterKey: shard.dlq,
+      blockMs: 500,
+      ...options,
+    });
+    readers.push(reader);
+    return reader;
+  };
+}
+
+/** The `payload.seq` of a JSON message. */
+export function seqOf(payload: unknown): number {
+  return (payload as { seq: number }).seq;
+}

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamShardMessage } from '../../../libs/stream-coordinator/src/interfaces/index.js';
+import { useRedisPrefix } from '../../support/redis.js';
+import {
+  deferred,
+  fill,
+  grant,
+  pending,
+  seqOf,
+  testShard,
+  useReaders,
+  waitFor,
+} from './data-plane-fixtures.js';
+
+describe('ShardReader: ordered handling, acks, stop', () => {
+  const { prefix, redis } = useRedisPrefix('reader');
+  const newReader = useReaders();
+
+  it('handles the entries of a shard one at a time, in order, across batches, and acks them', async () => {
+    const shard = testShard(prefix, 'orders', 1);
+    await grant(redis(), shard, 'g1', 'm1');
+    await fill(redis(), shard.key, 250);
+    const seen: number[] = [];
+    let running = 0;
+    let overlap = false;
+    const reader = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      batchSize: 40,
+      handle: async (message) => {
+        running++;
+        if (running > 1) overlap = true;
+        if (message.deliveryCount !== 1) throw new Error('unexpected redelivery');
+        await new Promise((resolve) => setTimeout(resolve, seen.length % 7 === 0 ? 2 : 0));
+        seen.push(seqOf(message.payload));
+        running--;
+      },
+    });
+    reader.start();
+    await waitFor(() => seen.length === 250, '250 handled');
+    // more entries while the reader waits in XREAD BLOCK
+    await fill(redis(), shard.key, 30, 250);
+    await waitFor(() => seen.length === 280, '280 handled');
+    expect(seen).toEqual(Array.from({ length: 280 }, (_, i) => i));
+    expect(overlap).toBe(false);
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'all acked');
+    expect(reader.status).toBe('reading');
+    expect(reader.counters.handled).toBe(280);
+  });
+
+  it('exposes id, stream, shard, key, payload, headers, deliveryCount and publishedAt', async () => {
+    const shard = testShard(prefix, 'orders', 2);
+    await grant(redis(), shard, 'g1', 'm1');
+    const id = await redis().xadd(
+      shard.key,
+      '*',
+      'key',
+      'cust-9',
+      'payload',
+      '{"a":1}',
+      'headers',
+      '{"h":"v"}',
+    );
+    const got: StreamShardMessage[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      handle: async (m) => void got.push(m),
+    });
+    reader.start();
+    await waitFor(() => got.length === 1, 'one message');
+    const message = got[0] as StreamShardMessage;
+    expect(message).toMatchObject({
+      id,
+      stream: 'orders',
+      shard: 2,
+      key: 'cust-9',
+      payload: { a: 1 },
+      headers: { h: 'v' },
+      deliveryCount: 1,
+    });
+    expect(message.publishedAt.getTime()).toBe(Number(id?.split('-')[0]));
+  });
+
+  it('acks an entry only after its handler resolved', async () => {
+    const shard = testShard(prefix, 'orders', 3);
+    await grant(redis(), shard, 'g1', 'm1');
+    const [first] = await fill(redis(), shard.key, 3);
+    const gate = deferred();
+    const handled: number[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      handle: async (message) => {
+        if (seqOf(message.payload) === 0) await gate.promise;
+        handled.push(seqOf(message.payload));
+      },
+    });
+    reader.start();
+    await waitFor(() => reader.handlerRunningSince !== undefined, 'handler running');
+    const blocked = await pending(redis(), shard.key, 'g1');
+    expect(blocked.map((p) => p[0])).toContain(first);
+    expect(blocked.every((p) => p[1] === 'm1')).toBe(true);
+    expect(handled).toEqual([]);
+    gate.resolve();
+    await waitFor(() => handled.length === 3, 'all handled');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'all acked');
+  });
+
+  it('stop() waits for the in-flight handler, acks it, and leaves the rest pending', async () => {
+    const shard = testShard(prefix, 'orders', 4);
+    await grant(redis(), shard, 'g1', 'm1');
+    const ids = await fill(redis(), shard.key, 5);
+    const gate = deferred();
+    const handled: number[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      handle: async (message) => {
+        if (seqOf(message.payload) === 1) await gate.promise;
+        handled.push(seqOf(message.payload));
+      },
+    });
+    reader.start();
+    await waitFor(
+      () => handled.length === 1 && reader.handlerRunningSince !== undefined,
+      'second handler running',
+    );
+    let stopped = false;
+    const stopping = reader.stop().then(() => {
+      stopped = true;
+    });
+    expect(reader.status).toBe('stopping');
+    // the handler still runs: stop() must not resolve (bounded negative check)
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    expect(reader.status).toBe('stopped');
+    expect(handled).toEqual([0, 1]);
+    const left = (await pending(redis(), shard.key, 'g1')).map((p) => p[0]);
+    expect(left).toEqual(ids.slice(2));
+  });
+
+  it('stop() is immediate while the reader is blocked in XREAD BLOCK', async () => {
+    const shard = testShard(prefix, 'orders', 5);
+    await grant(redis(), shard, 'g1', 'm1');
+    await fill(redis(), shard.key, 2);
+    let handled = 0;
+    const reader = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      blockMs: 20_000,
+      handle: async () => void handled++,
+    });
+    reader.start();
+    await waitFor(() => handled === 2, 'handled');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'acked');
+    const started = performance.now();
+    await reader.stop();
+    const took = performance.now() - started;
+    expect(took).toBeLessThan(300);
+    expect(reader.status).toBe('stopped');
+    await reader.stop(); // idempotent
+  });
+});
