@@ -60,6 +60,23 @@ describe('createRedisConnection', () => {
     expect(fromList.options.redisOptions?.maxRetriesPerRequest).toBe(1);
   });
 
+  it('cluster readers and subscribers skip the ready check (one node connection each)', () => {
+    const url = 'redis+cluster://a:7000,b:7001';
+    expect((inspect(url, 'reader') as Cluster).options.enableReadyCheck).toBe(false);
+    expect((inspect(url) as Cluster).options.enableReadyCheck).toBe(true);
+    const subscriber = createRedisConnection(url, 'subscriber', { lazyConnect: true }) as Cluster;
+    subscriber.disconnect();
+    expect(subscriber.options.enableReadyCheck).toBe(false);
+    const listed = inspect({ cluster: ['a:1'] }, 'reader') as Cluster;
+    expect(listed.options.enableReadyCheck).toBe(false);
+    // the user's cluster options win
+    const own = inspect(
+      { cluster: ['a:1'], clusterOptions: { enableReadyCheck: true } },
+      'reader',
+    ) as Cluster;
+    expect(own.options.enableReadyCheck).toBe(true);
+  });
+
   it('rejects malformed input with a clear error', () => {
     const bad = (options: unknown) => () =>
       createRedisConnection(options as never, 'command', { lazyConnect: true });

@@ -38,6 +38,16 @@ export interface CreateRedisConnectionExtras {
 const READER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1 };
 
 /**
+ * Cluster defaults of the dedicated roles (`reader`, `subscriber`; the user's `clusterOptions`
+ * win). ioredis connects to cluster nodes lazily, on the first command routed there, but its
+ * ready check sends `CLUSTER INFO` to a random node, which leaves a second idle connection
+ * open on about two readers out of three. Without it a reader holds exactly one connection: to
+ * the node serving its shard's slot (MOVED/ASK, TRYAGAIN, CLUSTERDOWN and failovers are still
+ * handled by the client, which re-reads the slot map and reconnects where the slot went).
+ */
+const DEDICATED_CLUSTER_OPTIONS: ClusterOptions = { enableReadyCheck: false };
+
+/**
  * Creates a connection from the `redis` option: a URL (`redis://`, `rediss://`,
  * `redis+cluster://h1:p1,h2:p2`, `rediss+cluster://…`), ioredis options, or
  * `{ cluster: nodes, clusterOptions? }`. Returns a `Redis` or a `Cluster` client. Every call
@@ -60,13 +70,18 @@ export function createRedisConnection(
       ? {}
       : { maxRetriesPerRequest: extras.maxRetriesPerRequest }),
   };
-  const connection = build(options, roleOptions);
+  const clusterDefaults = role === 'command' ? {} : DEDICATED_CLUSTER_OPTIONS;
+  const connection = build(options, roleOptions, clusterDefaults);
   attachErrorLogging(connection, role, extras.logger);
   return connection;
 }
 
-function build(options: RedisConnectionOptions, roleOptions: RedisOptions): RedisConnection {
-  if (typeof options === 'string') return fromUrl(options.trim(), roleOptions);
+function build(
+  options: RedisConnectionOptions,
+  roleOptions: RedisOptions,
+  clusterDefaults: ClusterOptions,
+): RedisConnection {
+  if (typeof options === 'string') return fromUrl(options.trim(), roleOptions, clusterDefaults);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RedisConnectionOptionsError(`got ${describe(options)}`);
   }
@@ -75,6 +90,7 @@ function build(options: RedisConnectionOptions, roleOptions: RedisOptions): Redi
     const clusterOptions: ClusterOptions = options.clusterOptions ?? {};
     rejectKeyPrefix(clusterOptions.keyPrefix ?? clusterOptions.redisOptions?.keyPrefix);
     return new Cluster(nodes, {
+      ...clusterDefaults,
       ...clusterOptions,
       ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
       redisOptions: { ...clusterOptions.redisOptions, ...roleOptions },
@@ -84,10 +100,14 @@ function build(options: RedisConnectionOptions, roleOptions: RedisOptions): Redi
   return new Redis({ ...options, ...roleOptions });
 }
 
-function fromUrl(url: string, roleOptions: RedisOptions): RedisConnection {
+function fromUrl(
+  url: string,
+  roleOptions: RedisOptions,
+  clusterDefaults: ClusterOptions,
+): RedisConnection {
   const scheme = /^([a-z+]+):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
-    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions);
+    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions, clusterDefaults);
   }
   if (scheme !== 'redis' && scheme !== 'rediss') {
     throw new RedisConnectionOptionsError(
@@ -113,7 +133,12 @@ function fromUrl(url: string, roleOptions: RedisOptions): RedisConnection {
   return new Redis(url, roleOptions);
 }
 
-function fromClusterUrl(url: string, tls: boolean, roleOptions: RedisOptions): Cluster {
+function fromClusterUrl(
+  url: string,
+  tls: boolean,
+  roleOptions: RedisOptions,
+  clusterDefaults: ClusterOptions,
+): Cluster {
   const rest = url.slice(url.indexOf('://') + 3);
   const match = /^(?:([^@/]*)@)?([^/?#]+)\/?(?:[?#].*)?$/.exec(rest);
   if (!match) {
@@ -133,6 +158,7 @@ function fromClusterUrl(url: string, tls: boolean, roleOptions: RedisOptions): C
   }
   if (tls) redisOptions.tls = {};
   return new Cluster(nodes, {
+    ...clusterDefaults,
     redisOptions,
     ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
   });

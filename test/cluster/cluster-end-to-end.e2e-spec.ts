@@ -1,0 +1,260 @@
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createRedisConnection,
+  type RedisConnection,
+} from '../../libs/stream-coordinator/src/redis/index.js';
+import { KeySpace, shardMetaKey } from '../../libs/stream-coordinator/src/protocol/index.js';
+import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
+import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
+import { createTempDir, type TempDir } from '../support/temp-dir.js';
+import { WorkerProcess } from '../support/worker-process.js';
+import {
+  errorStats,
+  keySlot,
+  namedConnections,
+  nodeClient,
+  waitUntil,
+} from './support/cluster-checks.js';
+import {
+  missingMessages,
+  orderViolations,
+  ownerOverlaps,
+  readHandled,
+} from './support/handled-records.js';
+import { ProducerProcess, type ProducerStatus } from './support/producer-process.js';
+
+/**
+ * The whole system on a real 3-master Redis Cluster: the built coordinator (REDIS_URL =
+ * `redis+cluster://…`), three example-worker processes and the example producer, with a member
+ * joining and a shard's hash slot migrating to another master while traffic flows. The
+ * invariants are those of the standalone suites: no loss (every produced (key, seq) handled,
+ * every shard's pending list empty), per-key order (first handlings in seq order), single owner
+ * (handling intervals of a shard never overlap between members).
+ */
+describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migration)', () => {
+  const prefix = 'rsc-cluster-e2e';
+  const group = 'cluster-e2e';
+  const shards = 12;
+  const keys = new KeySpace(prefix);
+  const shardKeys = Array.from({ length: shards }, (_, id) => keys.shardKey('orders', id));
+
+  let cluster: RedisClusterHandle;
+  let coordinator: CoordinatorProcess;
+  let api: CoordinatorApi;
+  let data: RedisConnection;
+  let nodes: Redis[] = [];
+  let dir: TempDir;
+  const workers: WorkerProcess[] = [];
+  let producer: ProducerProcess | undefined;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    nodes = cluster.nodes.map(nodeClient);
+    data = createRedisConnection(cluster.url, 'command');
+    dir = createTempDir('cluster-e2e');
+    coordinator = await CoordinatorProcess.start({
+      prefix,
+      redisUrl: cluster.url,
+      env: {
+        STREAMS: `orders:${shards}`,
+        // Generous for a shared 2-core machine: nobody expires because of a slow scheduler.
+        HEARTBEAT_INTERVAL_MS: '500',
+        SESSION_TIMEOUT_MS: '10000',
+      },
+    });
+    api = new CoordinatorApi(coordinator.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    await producer?.stop();
+    await Promise.all(workers.map((w) => w.stop()));
+    await coordinator?.stop();
+    data?.disconnect();
+    for (const node of nodes) node.disconnect();
+    await cluster?.stop();
+    dir?.remove();
+  });
+
+  const startWorker = async (name: string): Promise<WorkerProcess> => {
+    const worker = await WorkerProcess.start({
+      coordinatorUrl: coordinator.url,
+      group,
+      redisUrl: cluster.url,
+      recordFile: join(dir.path, `${name}.jsonl`),
+      env: { HANDLER_DELAY_MS: '1', MEMBER_ID: `${name}-member` },
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  /** The group is STABLE with `members` members and every shard has a running reader. */
+  const stableWith = async (members: number): Promise<boolean> => {
+    const res = await api.get<{
+      state: string;
+      members: Array<{ assignment: Array<{ shards: number[] }> }>;
+    }>(`/v1/groups/${group}`);
+    if (res.status !== 200 || res.body.state !== 'STABLE' || res.body.members.length !== members) {
+      return false;
+    }
+    const assigned = res.body.members.flatMap((m) => m.assignment.flatMap((a) => a.shards));
+    const held = (await Promise.all(workers.map((w) => w.status()))).flatMap((s) => s.shards);
+    return assigned.length === shards && held.length === shards;
+  };
+
+  it('spreads the shards over the masters; every shard key shares its slot with its meta key', async () => {
+    const slots = await Promise.all(shardKeys.map((key) => keySlot(nodes[0] as Redis, key)));
+    expect(new Set(slots).size).toBe(shards); // no shared hash tag across shards
+    for (const [i, key] of shardKeys.entries()) {
+      expect(await keySlot(nodes[0] as Redis, shardMetaKey(key))).toBe(slots[i]);
+    }
+    const owners = await Promise.all(shardKeys.map((key) => cluster.ownerOf(key)));
+    expect(new Set(owners.map((o) => o.port)).size).toBe(3);
+    // Coordinator metadata: the group's keys under one tag, the catalog under another.
+    const groupSlots = new Set(
+      await Promise.all(
+        [
+          keys.groupMetaKey(group),
+          keys.groupMembersKey(group),
+          keys.groupTargetsKey(group),
+          keys.groupSeenKey(group),
+          keys.groupEventsKey(group),
+        ].map((key) => keySlot(nodes[0] as Redis, key)),
+      ),
+    );
+    const catalogSlots = new Set(
+      await Promise.all(
+        [keys.streamsKey(), keys.catalogVersionKey(), keys.streamEventsKey('orders')].map((key) =>
+          keySlot(nodes[0] as Redis, key),
+        ),
+      ),
+    );
+    expect(groupSlots.size).toBe(1);
+    expect(catalogSlots.size).toBe(1);
+    expect(slots).not.toContain([...catalogSlots][0]);
+    // The coordinator opened every shard (meta `state=open`) through the Cluster client.
+    for (const key of shardKeys) expect(await data.hget(shardMetaKey(key), 'state')).toBe('open');
+  });
+
+  it('catalog changes published from a Lua script reach subscribers on every node', async () => {
+    const channel = keys.streamsChangedChannel();
+    const received: string[] = [];
+    const perNode = cluster.nodes.map(nodeClient);
+    const subscriber = createRedisConnection(cluster.url, 'subscriber');
+    try {
+      for (const [i, node] of perNode.entries()) {
+        node.on('message', () => received.push(`node-${i}`));
+        await node.subscribe(channel);
+      }
+      subscriber.on('message', () => received.push('cluster-client'));
+      await subscriber.subscribe(channel);
+      const created = await api.put('/v1/streams/cluster-catalog-probe', { shards: 2 });
+      expect(created.status).toBe(201);
+      await waitUntil('the catalog notification everywhere', () => received.length === 4, 10_000);
+      expect(received.sort()).toEqual(['cluster-client', 'node-0', 'node-1', 'node-2']);
+    } finally {
+      subscriber.disconnect();
+      for (const node of perNode) node.disconnect();
+    }
+  });
+
+  it('keeps no loss, per-key order and a single owner through a join and a slot migration', async () => {
+    const nudges: string[] = [];
+    const nudgeListener = createRedisConnection(cluster.url, 'subscriber');
+    nudgeListener.on('message', (_channel: string, message: string) => nudges.push(message));
+    await nudgeListener.subscribe(keys.nudgeChannel(group));
+    try {
+      await Promise.all([startWorker('w1'), startWorker('w2')]);
+      await waitUntil('2 members stable with every shard read', () => stableWith(2), 30_000);
+
+      // One reader connection per shard, each on the master serving the shard's slot.
+      const expected = new Map<number, number>();
+      for (const key of shardKeys) {
+        const owner = (await cluster.ownerOf(key)).port;
+        expected.set(owner, (expected.get(owner) ?? 0) + 1);
+      }
+      await waitUntil(
+        'one rsc-reader connection per shard, on its own master',
+        async () => {
+          const counts = await Promise.all(nodes.map((n) => namedConnections(n, 'rsc-reader')));
+          return cluster.nodes.every((node, i) => counts[i] === (expected.get(node.port) ?? 0));
+        },
+        10_000,
+      );
+
+      producer = await ProducerProcess.start({
+        coordinatorUrl: coordinator.url,
+        redisUrl: cluster.url,
+        env: {
+          STREAM: 'orders',
+          KEY_COUNT: '48',
+          RATE: '400',
+          MAX_MESSAGES: '5000',
+          BATCH_SIZE: '50',
+        },
+      });
+      const running = producer;
+      const publishedAtLeast = (n: number) => async () => (await running.status()).published >= n;
+
+      await waitUntil('1000 messages published', publishedAtLeast(1000), 20_000);
+      await startWorker('w3'); // a join under traffic: shards move from w1/w2 to w3
+
+      await waitUntil('2500 messages published', publishedAtLeast(2500), 20_000);
+      const migrated = shardKeys[0] as string;
+      const migration = await cluster.migrateKeySlot(migrated);
+      expect(migration.from.port).not.toBe(migration.to.port);
+      // The shard stream, its meta hash (and whatever else shares the shard's hash tag) moved together.
+      expect(migration.keysMoved).toBeGreaterThanOrEqual(2);
+      expect((await cluster.ownerOf(migrated)).port).toBe(migration.to.port);
+
+      let final: ProducerStatus | undefined;
+      await waitUntil(
+        'the producer to finish',
+        async () => {
+          final = await running.status();
+          return final.done;
+        },
+        30_000,
+      );
+      const sent = (final as ProducerStatus).sent;
+      expect(Object.values(sent).reduce((a, b) => a + b, 0)).toBe(5000);
+
+      const files = workers.map((_, i) => join(dir.path, `w${i + 1}.jsonl`));
+      await waitUntil(
+        'every produced message handled',
+        () => missingMessages(readHandled(files), sent).length === 0,
+        30_000,
+      );
+      await waitUntil(
+        'every shard’s pending list empty',
+        async () => {
+          const pending = await Promise.all(
+            shardKeys.map(async (key) =>
+              Number(((await data.xpending(key, group)) as [number])[0]),
+            ),
+          );
+          return pending.every((n) => n === 0);
+        },
+        15_000,
+      );
+      await waitUntil('3 members stable', () => stableWith(3), 15_000);
+
+      const lines = readHandled(files);
+      expect(missingMessages(lines, sent)).toEqual([]);
+      expect(orderViolations(lines)).toEqual([]);
+      expect(ownerOverlaps(lines)).toEqual([]);
+      // Every worker handled something, and the migrated shard kept being handled afterwards.
+      expect(new Set(lines.map((l) => l.m)).size).toBe(3);
+      const migratedShard = 0;
+      expect(lines.filter((l) => l.s === migratedShard).length).toBeGreaterThan(0);
+      // The coordinator nudged members over Cluster pub/sub when w3 joined.
+      expect(nudges.length).toBeGreaterThan(0);
+      // No script or command ever touched keys of two slots.
+      for (const node of nodes) expect((await errorStats(node)).get('CROSSSLOT') ?? 0).toBe(0);
+      expect(workers.every((w) => w.running)).toBe(true);
+    } finally {
+      nudgeListener.disconnect();
+    }
+  });
+});

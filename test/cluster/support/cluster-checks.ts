@@ -1,0 +1,55 @@
+import { Redis } from 'ioredis';
+import type { ClusterNode } from '../../support/redis-cluster.js';
+
+/** A standalone client of one cluster node (for per-node checks: CLIENT LIST, INFO, KEYSLOT). */
+export function nodeClient(node: ClusterNode): Redis {
+  const client = new Redis({ host: node.host, port: node.port, maxRetriesPerRequest: 1 });
+  client.on('error', () => {
+    // surfaced by the failing command instead
+  });
+  return client;
+}
+
+/** Connections of `node` whose client name is `name` (CLIENT LIST). */
+export async function namedConnections(client: Redis, name: string): Promise<number> {
+  const list = String(await client.call('CLIENT', 'LIST'));
+  return list.split('\n').filter((line) => new RegExp(`(^| )name=${name}( |$)`).test(line)).length;
+}
+
+/** The node's `INFO errorstats` as `error prefix → count` (e.g. `CROSSSLOT → 2`). */
+export async function errorStats(client: Redis): Promise<Map<string, number>> {
+  const info = String(await client.info('errorstats'));
+  const out = new Map<string, number>();
+  for (const match of info.matchAll(/^errorstat_([^:]+):count=(\d+)/gm)) {
+    out.set(match[1] as string, Number(match[2]));
+  }
+  return out;
+}
+
+/** The hash slot of `key` (CLUSTER KEYSLOT on any node). */
+export async function keySlot(client: Redis, key: string): Promise<number> {
+  return Number(await client.call('CLUSTER', 'KEYSLOT', key));
+}
+
+/** Polls `condition` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await condition()) return;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
