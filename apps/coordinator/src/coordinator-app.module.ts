@@ -8,6 +8,8 @@ import { HealthModule } from './health/health.module.js';
 import { AuthGuard } from './http/auth.guard.js';
 import { ProtocolErrorFilter } from './http/protocol-error.filter.js';
 import { CoordinatorRedisModule } from './redis/coordinator-redis.module.js';
+import { UiModule } from './ui/ui.module.js';
+import { StreamsModule } from './streams/streams.module.js';
 
 /**
  * The coordinator application. `extra` lets an embedding app (or a test) add modules, for
@@ -22,7 +24,9 @@ export class CoordinatorAppModule {
         CoordinatorConfigModule.forRoot(config),
         CoordinatorRedisModule,
         GroupsModule,
+        StreamsModule,
         HealthModule,
+        UiModule,
         ...(extra.imports ?? []),
       ],
       controllers: [DocsController],

@@ -1,3 +1,5 @@
+import type { ReshardEventType } from './streams/stream-record.js';
+
 /** Event types appended to a group's event log (PROTOCOL.md §9.13). */
 export type GroupEventType =
   | 'GROUP_CREATED'
@@ -17,7 +19,11 @@ export type GroupEventType =
   | 'SHARDS_REVOKED'
   | 'SHARDS_RELEASED'
   | 'SHARDS_ASSIGNED'
-  | 'RESHARD_STEP';
+  | ReshardEventType
+  // Written by the store with every commit / periodically, not by the core: the stored records a
+  // commit wrote, and a full snapshot of the group (event-log projections rebuild from them).
+  | 'GROUP_STATE_CHANGED'
+  | 'GROUP_CHECKPOINT';
 
 /** One event produced by a change, before it is persisted (the store adds id and time). */
 export interface GroupEvent {
@@ -30,4 +36,4 @@ export type RemovalReason = 'leave' | 'expiry' | 'rebalance-timeout' | 'admin' |
 
 /** Why the group epoch moved. */
 export type BumpReason =
-  'join' | 'leave' | 'expiry' | 'fence' | 'admin' | 'subscription' | 'metadata';
+  'join' | 'leave' | 'expiry' | 'fence' | 'admin' | 'subscription' | 'metadata' | 'reshard';

@@ -24,6 +24,27 @@ export function metadataSignature(txn: GroupTransaction, catalog: StreamCatalog)
     .join(',');
 }
 
+/**
+ * Why the metadata signature moved away from `previous`: `reshard` when a subscribed stream whose
+ * view changed is being resharded, else `metadata`.
+ */
+export function metadataChangeReason(
+  txn: GroupTransaction,
+  catalog: StreamCatalog,
+  previous: string,
+): BumpReason {
+  const before = new Map<string, string>();
+  for (const part of previous === '' ? [] : previous.split(',')) {
+    const at = part.indexOf('@');
+    if (at > 0) before.set(part.slice(0, at), part.slice(at + 1));
+  }
+  for (const s of txn.subscribedStreams()) {
+    const view = catalog.view(txn.groupId, s);
+    if (view?.resharding && before.get(s) !== view.version) return 'reshard';
+  }
+  return 'metadata';
+}
+
 /** The streams (and their consumable shards) the assignor sees. */
 export function assignableStreams(
   txn: GroupTransaction,
@@ -76,16 +97,24 @@ export function maybeUpdateTarget(
   const tookMs = performance.now() - started;
   checkAssignorOutput(assignorName, result, members, streams);
 
-  const previousOwner = new Map<string, string>();
+  // Who had each shard in the previous target: members removed by this very change (leave,
+  // expiry, fence) included, so a move says whom the shard came from.
+  const previousOwner = new Map<string, { stream: string; shard: number; memberId: string }>();
+  for (const [id, target] of txn.base.targets) {
+    if (members.has(id)) continue;
+    for (const [stream, shard] of pairs(target)) previousOwner.set(shardRef(stream, shard), { stream, shard, memberId: id });
+  }
   for (const [id, m] of members) {
     for (const [stream, shard] of pairs(m.previousTarget)) {
-      previousOwner.set(shardRef(stream, shard), id);
+      previousOwner.set(shardRef(stream, shard), { stream, shard, memberId: id });
     }
   }
-  const moves: Array<{ stream: string; shard: number; from: string | null; to: string }> = [];
+  const moves: Array<{ stream: string; shard: number; from: string | null; to: string | null }> = [];
   let moveCount = 0;
+  const stillTargeted = new Set<string>();
   for (const [id, m] of members) {
     const next = result.get(id) ?? EMPTY_ASSIGNMENT;
+    for (const [stream, shard] of pairs(next)) stillTargeted.add(shardRef(stream, shard));
     if (!equals(next, m.previousTarget)) {
       txn.targets.set(id, next);
       for (const [stream, shard] of pairs(next)) {
@@ -95,7 +124,7 @@ export function maybeUpdateTarget(
           moves.push({
             stream,
             shard,
-            from: previousOwner.get(shardRef(stream, shard)) ?? null,
+            from: previousOwner.get(shardRef(stream, shard))?.memberId ?? null,
             to: id,
           });
         }
@@ -103,6 +132,13 @@ export function maybeUpdateTarget(
     }
     const current = txn.members.get(id);
     if (id !== requesterId && current && !equals(next, current.assigned)) txn.nudges.add(id);
+  }
+  // Shards no target holds any more (a reshard removed them, their members unsubscribed or left
+  // with nobody to take over): listed with `to: null`.
+  for (const [ref, prev] of previousOwner) {
+    if (stillTargeted.has(ref)) continue;
+    moveCount++;
+    if (moves.length < MAX_LISTED_MOVES) moves.push({ stream: prev.stream, shard: prev.shard, from: prev.memberId, to: null });
   }
   for (const [id] of [...txn.targets.entries()]) {
     if (!members.has(id)) txn.targets.delete(id);

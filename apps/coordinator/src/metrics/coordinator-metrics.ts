@@ -1,10 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { pairs, shardRef } from '../core/assignment.js';
 import type { GroupState } from '../core/group-state.js';
-import { groupStateName } from '../core/group-state.js';
 import type { GroupTransaction } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import type { GroupCoordinatorObserver } from '../groups/group-coordinator.js';
+import { GROUP_GAUGE_STATES, groupGaugeValues } from './group-gauges.js';
 
 /** Where the gauges read group state from at scrape time. */
 export interface GroupStateSource {
@@ -12,9 +11,6 @@ export interface GroupStateSource {
   groups(): Promise<GroupState[]>;
   readonly catalog: StreamCatalog;
 }
-
-const MEMBER_STATES = ['STABLE', 'UNREVOKED_SHARDS', 'UNRELEASED_SHARDS', 'TEMPORARILY_LEFT'] as const;
-const GROUP_STATES = ['EMPTY', 'ASSIGNING', 'RECONCILING', 'STABLE'] as const;
 
 /** The gauges computed from group state at scrape time. */
 interface GroupGauges {
@@ -133,36 +129,14 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
     g.shards.reset();
     g.scraped.set(all.length);
     if (!source) return;
-    const groupCounts = Object.fromEntries(GROUP_STATES.map((s) => [s, 0])) as Record<string, number>;
+    const groupCounts = Object.fromEntries(GROUP_GAUGE_STATES.map((s) => [s, 0])) as Record<string, number>;
     for (const group of all) {
-      const list = [...group.members.values()];
-      const gs = groupStateName(group.meta, list, list.length);
-      groupCounts[gs] = (groupCounts[gs] ?? 0) + 1;
-      g.epoch.set({ group: group.groupId }, group.meta.groupEpoch);
-      g.assignmentEpoch.set({ group: group.groupId }, group.meta.assignmentEpoch);
-      const byState = Object.fromEntries(MEMBER_STATES.map((s) => [s, 0])) as Record<string, number>;
-      let assigned = 0;
-      let pending = 0;
-      let awaiting = 0;
-      for (const m of list) {
-        const key = m.memberEpoch === -2 ? 'TEMPORARILY_LEFT' : m.state;
-        byState[key] = (byState[key] ?? 0) + 1;
-        for (const [, ids] of m.assigned) assigned += ids.length;
-        for (const [, ids] of m.pendingRevocation) pending += ids.length;
-        const target = group.targets.get(m.memberId);
-        for (const [stream, shard] of pairs(target ?? new Map())) {
-          const owner = group.owners.get(shardRef(stream, shard));
-          if (owner && owner.memberId !== m.memberId) awaiting++;
-        }
-      }
-      for (const [state, n] of Object.entries(byState)) g.members.set({ group: group.groupId, state }, n);
-      let total = 0;
-      const subscribed = new Set(list.flatMap((m) => m.subscribedStreams));
-      for (const stream of subscribed) total += source.catalog.view(group.groupId, stream)?.shards.length ?? 0;
-      g.shards.set({ group: group.groupId, status: 'assigned' }, assigned);
-      g.shards.set({ group: group.groupId, status: 'pending_revocation' }, pending);
-      g.shards.set({ group: group.groupId, status: 'awaiting_release' }, awaiting);
-      g.shards.set({ group: group.groupId, status: 'unassigned' }, Math.max(0, total - assigned - pending));
+      const v = groupGaugeValues(group, source.catalog);
+      groupCounts[v.state] = (groupCounts[v.state] ?? 0) + 1;
+      g.epoch.set({ group: v.group }, v.groupEpoch);
+      g.assignmentEpoch.set({ group: v.group }, v.assignmentEpoch);
+      for (const [state, n] of Object.entries(v.members)) g.members.set({ group: v.group, state }, n);
+      for (const [status, n] of Object.entries(v.shards)) g.shards.set({ group: v.group, status }, n);
     }
     for (const [state, n] of Object.entries(groupCounts)) g.groups.set({ state }, n);
   }

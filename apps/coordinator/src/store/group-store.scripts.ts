@@ -7,7 +7,12 @@
 
 /**
  * Compare-and-set write of one change. ARGV[1] is a JSON payload:
- * `{v, c, nv, meta?, fences?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs}`.
+ * `{v, c, nv, meta?, fences?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs, cpEvery?}`.
+ * Checkpoints (event-log projections, see `apps/coordinator/src/projections/`): after the events,
+ * when the group was never checkpointed, when `cpEvery` events were appended since the last
+ * checkpoint, or (age-based retention) when half of `minAgeMs` passed since it, a
+ * `GROUP_CHECKPOINT` entry with the whole group as stored (`{v, meta, m: HGETALL members,
+ * t: HGETALL targets}`) is appended, so a rebuild never needs an entry the retention trimmed.
  * `fences` (a JSON string) is stored in the meta hash as `pendingFences`: the data-plane fence
  * writes this change implies, kept so that whoever loads the group next can re-apply them if the
  * writer died before it wrote them (they are version-ordered, so re-applying is always safe).
@@ -42,15 +47,32 @@ if p.tset then for _, e in ipairs(p.tset) do redis.call('HSET', KEYS[3], e[1], e
 if p.tdel then for _, id in ipairs(p.tdel) do redis.call('HDEL', KEYS[3], id) end end
 if p.sdel then for _, id in ipairs(p.sdel) do redis.call('ZREM', KEYS[4], id) end end
 if p.touch then redis.call('ZADD', KEYS[4], now, p.touch) end
+local minid = nil
+if p.minAgeMs and p.minAgeMs > 0 then minid = tostring(now - p.minAgeMs) end
+local function append(etype, epoch, data)
+  if minid then
+    redis.call('XADD', KEYS[5], 'MINID', '~', minid, '*', 'type', etype, 'at', now, 'groupEpoch', epoch, 'data', data)
+  else
+    redis.call('XADD', KEYS[5], 'MAXLEN', '~', p.maxlen, '*', 'type', etype, 'at', now, 'groupEpoch', epoch, 'data', data)
+  end
+end
 if p.events then
-  local minid = nil
-  if p.minAgeMs and p.minAgeMs > 0 then minid = tostring(now - p.minAgeMs) end
-  for _, e in ipairs(p.events) do
-    if minid then
-      redis.call('XADD', KEYS[5], 'MINID', '~', minid, '*', 'type', e[1], 'at', now, 'groupEpoch', e[2], 'data', e[3])
-    else
-      redis.call('XADD', KEYS[5], 'MAXLEN', '~', p.maxlen, '*', 'type', e[1], 'at', now, 'groupEpoch', e[2], 'data', e[3])
-    end
+  for _, e in ipairs(p.events) do append(e[1], e[2], e[3]) end
+end
+if p.cpEvery and p.cpEvery > 0 and p.events and #p.events > 0 then
+  local since = redis.call('HINCRBY', KEYS[1], 'eventsSinceCheckpoint', #p.events)
+  local cpAt = tonumber(redis.call('HGET', KEYS[1], 'checkpointAt') or '-1')
+  local due = cpAt < 0 or since >= p.cpEvery or (p.minAgeMs and p.minAgeMs > 0 and now - cpAt >= p.minAgeMs / 2)
+  if due then
+    local m = redis.call('HMGET', KEYS[1], 'groupEpoch', 'assignmentEpoch', 'createdAt', 'metadataSignature')
+    local snap = {
+      v = p.nv,
+      meta = { groupEpoch = m[1] or '0', assignmentEpoch = m[2] or '0', createdAt = m[3] or '0', metadataSignature = m[4] or '' },
+      m = redis.call('HGETALL', KEYS[2]),
+      t = redis.call('HGETALL', KEYS[3]),
+    }
+    append('GROUP_CHECKPOINT', m[1] or '0', cjson.encode(snap))
+    redis.call('HSET', KEYS[1], 'eventsSinceCheckpoint', 0, 'checkpointAt', now)
   end
 end
 return {1, now}

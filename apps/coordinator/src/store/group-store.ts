@@ -168,9 +168,13 @@ export class GroupStore {
       sdel: mdel,
       ...(options.touch ? { touch: options.touch } : {}),
       ...(options.staleSince?.length ? { stale: options.staleSince } : {}),
-      events: txn.events.map((e) => [e.type, txn.meta.groupEpoch, JSON.stringify(e.data)]),
+      events: [
+        ...txn.events.map((e) => [e.type, txn.meta.groupEpoch, JSON.stringify(e.data)]),
+        ['GROUP_STATE_CHANGED', txn.meta.groupEpoch, JSON.stringify(stateChange(txn, expected + 1, mset, mdel, tset, tdel))],
+      ],
       maxlen: this.retention.maxLen,
       minAgeMs: this.retention.maxAgeMs,
+      cpEvery: Math.max(1, Math.floor(this.retention.maxLen / 2)),
     };
     const [status, value] = (await commitScript.run(this.redis, this.groupKeys(txn.groupId), [JSON.stringify(payload)])) as [number, number];
     if (status === 1) return { ok: true, now: value, version: expected + 1 };
@@ -254,6 +258,55 @@ export class GroupStore {
       };
     });
   }
+}
+
+/**
+ * Data of the `GROUP_STATE_CHANGED` entry every commit appends after its own events: the group
+ * version it produced, the group-level fields, and the stored form of every member record and
+ * target it wrote or deleted — so the event log alone is enough to rebuild the group
+ * (`apps/coordinator/src/projections/`).
+ */
+function stateChange(
+  txn: GroupTransaction,
+  version: number,
+  mset: ReadonlyArray<readonly [string, string]>,
+  mdel: readonly string[],
+  tset: ReadonlyArray<readonly [string, string]>,
+  tdel: readonly string[],
+): StateChangeData {
+  return {
+    v: version,
+    meta: {
+      groupEpoch: txn.meta.groupEpoch,
+      assignmentEpoch: txn.meta.assignmentEpoch,
+      createdAt: txn.meta.createdAt,
+      metadataSignature: txn.meta.metadataSignature,
+    },
+    m: mset.map(([id, json]) => [id, json] as [string, string]),
+    md: [...mdel],
+    t: tset.map(([id, json]) => [id, json] as [string, string]),
+    td: [...tdel],
+  };
+}
+
+/** `data` of a `GROUP_STATE_CHANGED` event (stored record forms, see `group-records.ts`). */
+export interface StateChangeData {
+  /** The group version this change produced. */
+  readonly v: number;
+  readonly meta: {
+    readonly groupEpoch: number;
+    readonly assignmentEpoch: number;
+    readonly createdAt: number;
+    readonly metadataSignature: string;
+  };
+  /** Member records written: `[memberId, stored JSON]`. */
+  readonly m: Array<[string, string]>;
+  /** Member ids deleted. */
+  readonly md: string[];
+  /** Targets written: `[memberId, stored JSON]`. */
+  readonly t: Array<[string, string]>;
+  /** Targets deleted. */
+  readonly td: string[];
 }
 
 /**

@@ -1,0 +1,192 @@
+import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+import type { MemberRuntime } from '../runtime/member-runtime.js';
+import type { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
+import {
+  HANDLER_DURATION_BUCKETS,
+  MEMBER_METRICS,
+  type MemberMetricDefinition,
+} from './member-metric-definitions.js';
+import type { ShardLagSample } from './shard-lag-sampler.js';
+
+/** The member phases `member_phase` reports (one series each). */
+const PHASES = [
+  'idle',
+  'joining',
+  'active',
+  'self-fenced',
+  'failing',
+  'leaving',
+  'stopped',
+] as const;
+
+/** What {@link StreamCoordinatorMetrics} observes. */
+export interface StreamCoordinatorMetricsOptions {
+  /** Where to register. Default: prom-client's global registry. */
+  readonly registry?: Registry;
+  /** Name prefix. Default `stream_coordinator_`. */
+  readonly prefix?: string;
+  readonly group: string;
+  readonly runtime: Pick<MemberRuntime, 'status' | 'readers'>;
+  readonly events: MemberRuntimeEvents;
+  /** The latest lag/pending samples (see `ShardLagSampler`); none: lag gauges stay empty. */
+  readonly lag?: () => ReadonlyMap<string, ShardLagSample>;
+}
+
+/**
+ * A metric of this name is already registered in the chosen registry (a second application in
+ * the same process, or the app's own metric of that name).
+ *
+ * @publicApi
+ */
+export class MetricsRegistrationError extends Error {
+  override readonly name = 'MetricsRegistrationError';
+}
+
+/**
+ * The member-side Prometheus metrics ({@link MEMBER_METRICS}) on a prom-client registry:
+ * counters and the handler histogram follow the runtime's events as they happen; gauges (owned
+ * and assigned shards, lag, pending, heartbeat age, epoch, phase) are computed when scraped, lag
+ * and pending from the latest periodic sample. {@link close} stops listening and unregisters
+ * every metric.
+ *
+ * The module creates one of these itself (option `metrics`, default on, when prom-client is
+ * installed); construct one by hand only when the module's metrics are off.
+ *
+ * @publicApi
+ */
+export class StreamCoordinatorMetrics {
+  /** The registry the metrics live in. */
+  readonly registry: Registry;
+  /** Full names of the registered metrics. */
+  readonly names: readonly string[];
+  private readonly unsubscribe: Array<() => void> = [];
+
+  /** @throws MetricsRegistrationError when a metric of the same name is already registered. */
+  constructor(options: StreamCoordinatorMetricsOptions) {
+    const registry = options.registry ?? defaultRegistry;
+    const prefix = options.prefix ?? 'stream_coordinator_';
+    this.registry = registry;
+    const group = options.group;
+    const names = Object.values(MEMBER_METRICS).map((d) => `${prefix}${d.name}`);
+    for (const name of names) {
+      if (registry.getSingleMetric(name)) {
+        throw new MetricsRegistrationError(
+          `metric ${name} is already registered: another StreamCoordinatorModule (or the application) uses the same registry and prefix; give this one its own metrics.prefix or metrics.registry`,
+        );
+      }
+    }
+    this.names = names;
+    const registers = [registry];
+    const counter = <L extends string>(
+      d: MemberMetricDefinition & { labels: readonly L[] },
+    ): Counter<L> =>
+      new Counter<L>({
+        name: `${prefix}${d.name}`,
+        help: d.help,
+        labelNames: [...d.labels],
+        registers,
+      });
+    const { runtime } = options;
+
+    const handled = counter(MEMBER_METRICS.messagesHandled);
+    const duration = new Histogram<'group' | 'stream'>({
+      name: `${prefix}${MEMBER_METRICS.handlerDuration.name}`,
+      help: MEMBER_METRICS.handlerDuration.help,
+      labelNames: [...MEMBER_METRICS.handlerDuration.labels],
+      buckets: [...HANDLER_DURATION_BUCKETS],
+      registers,
+    });
+    const failures = counter(MEMBER_METRICS.handlerFailures);
+    const retries = counter(MEMBER_METRICS.retries);
+    const deadLettered = counter(MEMBER_METRICS.deadLettered);
+    const dropped = counter(MEMBER_METRICS.dropped);
+    const lost = counter(MEMBER_METRICS.shardsLost);
+    const readerErrors = counter(MEMBER_METRICS.readerErrors);
+    const assignmentChanges = counter(MEMBER_METRICS.assignmentChanges);
+    const fenced = counter(MEMBER_METRICS.fenced);
+
+    this.unsubscribe.push(
+      options.events.onActivity((a) => {
+        const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
+        if (a.handled) {
+          handled.inc(labels);
+          duration.observe({ group, stream: a.shard.stream }, a.handled.durationMs / 1000);
+        }
+        if (a.failed) failures.inc(labels);
+        if (a.retried) retries.inc(labels);
+        if (a.deadLettered)
+          (a.deadLettered.written ? deadLettered : dropped).inc({
+            ...labels,
+            reason: a.deadLettered.reason,
+          });
+        if (a.lost) lost.inc({ group, stream: a.shard.stream });
+        if (a.watchdog) readerErrors.inc({ group, stream: a.shard.stream, kind: 'watchdog' });
+        if (a.connectionError)
+          readerErrors.inc({ group, stream: a.shard.stream, kind: 'connection' });
+      }),
+      options.events.onLifecycle((type) => {
+        if (type === 'assignment') assignmentChanges.inc({ group });
+        else if (type === 'fenced') fenced.inc({ group, cause: 'coordinator' });
+        else if (type === 'self-fenced') fenced.inc({ group, cause: 'self' });
+      }),
+    );
+
+    const gauge = <L extends string>(
+      d: MemberMetricDefinition & { labels: readonly L[] },
+      collect: (g: Gauge<L>) => void,
+    ): Gauge<L> =>
+      new Gauge<L>({
+        name: `${prefix}${d.name}`,
+        help: d.help,
+        labelNames: [...d.labels],
+        registers,
+        collect() {
+          this.reset();
+          collect(this);
+        },
+      });
+    const perStream = (items: ReadonlyArray<{ stream: string }>): Map<string, number> => {
+      const out = new Map<string, number>();
+      for (const i of items) out.set(i.stream, (out.get(i.stream) ?? 0) + 1);
+      return out;
+    };
+    gauge(MEMBER_METRICS.ownedShards, (g) => {
+      const held = runtime
+        .readers()
+        .filter((r) => !r.stopping && r.reader.status !== 'lost' && r.reader.status !== 'stopped');
+      for (const [stream, n] of perStream(held.map((r) => r.shard))) g.set({ group, stream }, n);
+    });
+    gauge(MEMBER_METRICS.assignedShards, (g) => {
+      for (const [stream, n] of perStream(runtime.status().assigned)) g.set({ group, stream }, n);
+    });
+    const lagValues = options.lag ?? ((): ReadonlyMap<string, ShardLagSample> => new Map());
+    gauge(MEMBER_METRICS.shardLag, (g) => {
+      for (const s of lagValues().values()) {
+        if (s.lag !== null) g.set({ group, stream: s.stream, shard: String(s.shard) }, s.lag);
+      }
+    });
+    gauge(MEMBER_METRICS.shardPending, (g) => {
+      for (const s of lagValues().values())
+        g.set({ group, stream: s.stream, shard: String(s.shard) }, s.pending);
+    });
+    gauge(MEMBER_METRICS.heartbeatAge, (g) => {
+      const at = runtime.status().lastHeartbeatOkAt;
+      if (at !== null) g.set({ group }, Math.max(0, performance.now() - at) / 1000);
+    });
+    gauge(MEMBER_METRICS.memberEpoch, (g) => {
+      g.set({ group }, runtime.status().memberEpoch);
+    });
+    gauge(MEMBER_METRICS.memberPhase, (g) => {
+      const phase = runtime.status().phase;
+      for (const p of PHASES) g.set({ group, phase: p }, p === phase ? 1 : 0);
+    });
+  }
+
+  /** Stops following the runtime and removes every metric from the registry. Idempotent. */
+  close(): void {
+    for (const stop of this.unsubscribe.splice(0)) stop();
+    for (const name of this.names) {
+      if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    }
+  }
+}

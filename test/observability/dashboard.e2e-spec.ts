@@ -1,0 +1,128 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useCoordinator } from '../coordinator/support/coordinator-fixture.js';
+import { settle, TestMember } from '../coordinator/support/test-member.js';
+import { TEST_TOKENS } from '../support/coordinator-process.js';
+import { repoRoot } from '../support/service-process.js';
+import { type HeadlessChromium, launchChromium } from './support/headless-chromium.js';
+
+const SCREENSHOT = resolve(repoRoot(), 'docs/images/dashboard.png');
+const GROUP = 'billing';
+
+describe('dashboard /ui in headless Chromium', () => {
+  const fx = useCoordinator('dashboard', {
+    STREAMS: 'orders:4',
+    SESSION_TIMEOUT_MS: '120000',
+    HEARTBEAT_INTERVAL_MS: '3000',
+  });
+  let browser: HeadlessChromium;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('asks for the admin token, refuses a wrong one, and its data routes need one', async () => {
+    await page.goto(`${fx.coordinator().url}/ui`);
+    await page.locator('#login:not(.hidden)').waitFor({ timeout: 10_000 });
+    await page.fill('#token-input', 'not-the-token');
+    await page.click('#login-form button[type=submit]');
+    await page.locator('#login-error', { hasText: 'UNAUTHENTICATED' }).waitFor({ timeout: 10_000 });
+    await page.fill('#token-input', TEST_TOKENS.member);
+    await page.click('#login-form button[type=submit]');
+    await page.locator('#login-error', { hasText: 'FORBIDDEN' }).waitFor({ timeout: 10_000 });
+    expect((await fx.member().get('/ui/api/overview')).status).toBe(403);
+    expect((await fx.admin().as(null).get('/ui/api/overview')).status).toBe(401);
+    expect((await fx.admin().get('/ui/api/groups/nope')).status).toBe(404);
+    // Forget the bad token for the next test.
+    await page.evaluate('sessionStorage.clear()');
+  });
+
+  it("shows a group's members, updates live when one joins, with ownership grid, lag, timeline and reshard progress", async () => {
+    problems.length = 0;
+    const api = fx.member();
+    const a = new TestMember(api, GROUP, 'worker-a', ['orders'], { instanceId: 'billing-0' });
+    await a.join();
+    await settle(api, GROUP, [a]);
+
+    await page.goto(
+      `${fx.coordinator().url}/ui?interval=300#token=${TEST_TOKENS.admin}&group=${GROUP}`,
+    );
+    await page.locator('#members tr[data-member="worker-a"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('#groups [data-group="billing"]').count()).toBe(1);
+    expect(await page.locator('#grid td[data-member="worker-a"][data-cell="owned"]').count()).toBe(
+      4,
+    );
+    // The token left the address bar once read.
+    expect(page.url()).not.toContain('token=');
+
+    // A second member joins: the page shows it without a reload; worker-a must revoke two shards
+    // that worker-b awaits.
+    const refreshedBefore = await page.getAttribute('body', 'data-refreshed');
+    const b = new TestMember(api, GROUP, 'worker-b', ['orders']);
+    await b.join();
+    await a.beat({ ownedShards: a.owned });
+    await page.locator('#members tr[data-member="worker-b"]').waitFor({ timeout: 15_000 });
+    expect(await page.getAttribute('body', 'data-refreshed')).not.toBe(refreshedBefore);
+    await waitForCount(page, '#grid td[data-member="worker-a"][data-cell="revoking"]', 2);
+    await waitForCount(page, '#grid td[data-member="worker-b"][data-cell="awaiting"]', 2);
+    await page
+      .locator('#timeline li[data-type="TARGET_ASSIGNMENT_CHANGED"]', { hasText: 'join' })
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await page
+      .locator('#timeline li[data-type="MEMBER_JOINED"]', { hasText: 'worker-b' })
+      .waitFor({ timeout: 10_000 });
+
+    // Per-shard lag from XINFO GROUPS: entries nobody has read yet.
+    for (const shard of [0, 1, 2, 3]) {
+      const key = `${fx.prefix}:{orders:${shard}}`;
+      await fx
+        .redis()
+        .xgroup('CREATE', key, GROUP, '0', 'MKSTREAM')
+        .catch(() => undefined);
+      for (let i = 0; i <= shard * 3; i++) await fx.redis().xadd(key, '*', 'seed', String(i));
+    }
+    await page
+      .locator('#grid td[data-lag="orders/3"]', { hasText: /^10$/ })
+      .waitFor({ timeout: 10_000 });
+
+    // A reshard in progress shows on the stream and in the group view.
+    const reshard = await fx.admin().post(`/v1/streams/orders/reshard`, { shards: 6 });
+    expect(reshard.status).toBe(202);
+    await page.locator('#reshards .reshard').first().waitFor({ timeout: 15_000 });
+    await page.locator('#streams [data-stream="orders"] .reshard').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#reshards').textContent()).toMatch(/resharding 4 → 6/);
+
+    mkdirSync(dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(problems).toEqual([]);
+  });
+});
+
+async function waitForCount(
+  page: Page,
+  selector: string,
+  n: number,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const count = await page.locator(selector).count();
+    if (count === n) return;
+    if (Date.now() > deadline)
+      throw new Error(`${selector}: ${count} elements, expected ${n}, after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,224 @@
+import { MEMBER_METRICS } from '@redis-stream-coordinator/nestjs/metrics';
+import { groupFigures } from '@redis-stream-coordinator/nestjs/metrics';
+import { register as defaultRegistry, Registry } from 'prom-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  parsePrometheusText,
+  type PromFamily,
+  sampleValue,
+} from '../coordinator/support/prometheus-text.js';
+import { CoordinatorProcess } from '../support/coordinator-process.js';
+import { redisUrl, useRedisPrefix } from '../support/redis.js';
+import { type ObservedMember, startObservedMember } from './support/observed-member.js';
+
+const P = 'stream_coordinator_';
+
+/** Sum of every sample of `name` whose labels include `labels`. */
+function total(
+  m: Map<string, PromFamily>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  const family = m.get(name) ?? m.get(name.replace(/_(count|sum|bucket)$/, ''));
+  return (family?.samples ?? [])
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
+}
+
+async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not reached within ${timeoutMs} ms; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('member metrics (prom-client)', () => {
+  const redis = useRedisPrefix('member-metrics');
+  let coordinator: CoordinatorProcess;
+  let member: ObservedMember | undefined;
+  let n = 0;
+
+  beforeAll(async () => {
+    coordinator = await CoordinatorProcess.start({
+      prefix: redis.prefix,
+      env: { STREAMS: 'orders:2', HEARTBEAT_INTERVAL_MS: '300', SESSION_TIMEOUT_MS: '10000' },
+    });
+  });
+  afterEach(async () => {
+    await member?.close();
+    member = undefined;
+  });
+  afterAll(async () => {
+    await coordinator?.stop();
+  });
+
+  async function start(
+    extra: Partial<Parameters<typeof startObservedMember>[0]>,
+  ): Promise<ObservedMember> {
+    n++;
+    member = await startObservedMember({
+      coordinatorUrl: coordinator.url,
+      redis: redisUrl(),
+      group: `g-metrics-${n}`,
+      memberId: `m-${n}`,
+      ...extra,
+    });
+    await until(
+      'two shards held',
+      () => Promise.resolve(member?.runtime.status().held.length ?? 0),
+      (h) => h === 2,
+      20_000,
+    );
+    return member;
+  }
+
+  it("joins the app's registry: every documented family, bounded labels, values that add up", async () => {
+    const registry = new Registry();
+    const m = await start({
+      module: { metrics: { registry, sampleIntervalMs: 200 } },
+      handle: async (message) => {
+        if (message.key.startsWith('bad')) throw new Error(`refusing ${message.key}`);
+      },
+      maxDeliveries: 3,
+    });
+    const group = m.runtime.status().group;
+    for (let i = 0; i < 10; i++) await m.producer.publish('orders', `good${i}`, { seq: i });
+    for (let i = 0; i < 2; i++) await m.producer.publish('orders', `bad${i}`, { seq: i });
+    const scrape = async (): Promise<Map<string, PromFamily>> =>
+      parsePrometheusText(await registry.metrics());
+    const done = await until(
+      'every message settled',
+      scrape,
+      (s) =>
+        total(s, `${P}messages_handled_total`) === 10 &&
+        total(s, `${P}messages_dead_lettered_total`) === 2,
+      20_000,
+    );
+
+    for (const d of Object.values(MEMBER_METRICS)) {
+      const family = done.get(`${P}${d.name}`);
+      expect({ name: d.name, type: family?.type, help: family?.help }).toEqual({
+        name: d.name,
+        type: d.type,
+        help: d.help,
+      });
+      for (const s of family?.samples ?? []) {
+        const allowed = d.type === 'histogram' ? [...d.labels, 'le'] : d.labels;
+        for (const label of Object.keys(s.labels))
+          expect(allowed, `${s.name} label ${label}`).toContain(label);
+      }
+    }
+    expect(total(done, `${P}handler_failures_total`, { group, stream: 'orders' })).toBe(6);
+    expect(total(done, `${P}message_retries_total`, { group })).toBe(4);
+    expect(
+      total(done, `${P}messages_dead_lettered_total`, { group, reason: 'max-deliveries' }),
+    ).toBe(2);
+    expect(total(done, `${P}messages_dropped_total`)).toBe(0);
+    expect(
+      sampleValue(done, `${P}handler_duration_seconds_count`, { group, stream: 'orders' }),
+    ).toBe(10);
+    expect(
+      total(done, `${P}messages_handled_total`, { group, stream: 'orders', shard: '0' }) +
+        total(done, `${P}messages_handled_total`, { shard: '1' }),
+    ).toBe(10);
+    expect(sampleValue(done, `${P}owned_shards`, { group, stream: 'orders' })).toBe(2);
+    expect(sampleValue(done, `${P}assigned_shards`, { group, stream: 'orders' })).toBe(2);
+    expect(sampleValue(done, `${P}member_epoch`, { group })).toBe(m.runtime.status().memberEpoch);
+    expect(sampleValue(done, `${P}member_phase`, { group, phase: 'active' })).toBe(1);
+    expect(total(done, `${P}member_phase`, { group })).toBe(1);
+    expect(total(done, `${P}assignment_changes_total`, { group })).toBeGreaterThanOrEqual(1);
+    const age = sampleValue(done, `${P}heartbeat_age_seconds`, { group }) ?? -1;
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThan(5);
+    // Lag and pending are sampled: once everything is acknowledged, both shards show 0.
+    const settled = await until(
+      'lag and pending sampled at 0',
+      scrape,
+      (s) =>
+        ['0', '1'].every(
+          (shard) =>
+            sampleValue(s, `${P}shard_lag`, { group, stream: 'orders', shard }) === 0 &&
+            sampleValue(s, `${P}shard_pending`, { group, stream: 'orders', shard }) === 0,
+        ),
+      10_000,
+    );
+    expect(settled.get(`${P}shard_lag`)?.samples).toHaveLength(2);
+    // Nothing member-side leaked into prom-client's global registry.
+    expect(defaultRegistry.getSingleMetric(`${P}messages_handled_total`)).toBeUndefined();
+  });
+
+  it('samples per-shard lag and pending from XINFO GROUPS, periodically', async () => {
+    const registry = new Registry();
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const m = await start({
+      module: { metrics: { registry, sampleIntervalMs: 200 }, handlerDefaults: { batchSize: 3 } },
+      handle: () => gate,
+    });
+    const group = m.runtime.status().group;
+    try {
+      for (let i = 0; i < 30; i++) await m.producer.publish('orders', `k${i}`, { seq: i });
+      const held = m.runtime.status().held;
+      // Stable once each shard's first batch is delivered and its handler hangs.
+      const direct = async (): Promise<Record<string, { lag: number | null; pending: number }>> => {
+        const out: Record<string, { lag: number | null; pending: number }> = {};
+        for (const s of held) {
+          const f = groupFigures(await redis.redis().xinfo('GROUPS', s.key), group);
+          if (f) out[String(s.shard)] = f;
+        }
+        return out;
+      };
+      const figures = await until(
+        'shards delivered a batch and stalled',
+        direct,
+        (f) => Object.values(f).length === 2 && Object.values(f).every((x) => x.pending > 0),
+        10_000,
+      );
+      expect(Object.values(figures).some((x) => (x.lag ?? 0) > 0)).toBe(true);
+      const scraped = await until(
+        'gauges equal XINFO',
+        async () => parsePrometheusText(await registry.metrics()),
+        (s) =>
+          Object.entries(figures).every(
+            ([shard, f]) =>
+              sampleValue(s, `${P}shard_pending`, { group, stream: 'orders', shard }) ===
+                f.pending &&
+              sampleValue(s, `${P}shard_lag`, { group, stream: 'orders', shard }) ===
+                (f.lag ?? undefined),
+          ),
+        5_000,
+      );
+      expect(total(scraped, `${P}shard_pending`, { group })).toBe(
+        Object.values(figures).reduce((a, f) => a + f.pending, 0),
+      );
+    } finally {
+      release?.();
+    }
+  });
+
+  it("uses prom-client's default registry when none is given, with the prefix, and unregisters on close", async () => {
+    const m = await start({ module: { metrics: { prefix: 'myapp_rsc_' } } });
+    expect(defaultRegistry.getSingleMetric('myapp_rsc_messages_handled_total')).toBeDefined();
+    const text = await defaultRegistry.metrics();
+    expect(
+      sampleValue(parsePrometheusText(text), 'myapp_rsc_owned_shards', {
+        group: m.runtime.status().group,
+        stream: 'orders',
+      }),
+    ).toBe(2);
+    await m.close();
+    member = undefined;
+    expect(defaultRegistry.getSingleMetric('myapp_rsc_messages_handled_total')).toBeUndefined();
+  });
+});
