@@ -15,6 +15,8 @@ export interface WorkerProcessOptions {
   readonly recordFile?: string;
   /** Extra environment (MEMBER_ID, INSTANCE_ID, HANDLER_DELAY_MS, FAIL_KEY_PREFIX, ...). */
   readonly env?: Readonly<Record<string, string>>;
+  /** How long to wait for `/status`. Default 20 s. */
+  readonly readyTimeoutMs?: number;
 }
 
 /** The example worker (`apps/example-worker`) as a child process, ready once `/status` answers. */
@@ -35,7 +37,7 @@ export class WorkerProcess extends ServiceProcess {
       },
       port,
       readyPath: '/status',
-      readyTimeoutMs: 20_000,
+      readyTimeoutMs: options.readyTimeoutMs ?? 20_000,
       name: 'worker',
     });
     await worker.launch();
@@ -48,4 +50,3 @@ export class WorkerProcess extends ServiceProcess {
     return (await res.json()) as { memberId: string | null; memberEpoch: number; phase: string; shards: number[]; handled: number };
   }
 }
-

@@ -81,6 +81,7 @@ const schema = z
     EVENT_LOG_MAX_AGE_MS: int('EVENT_LOG_MAX_AGE_MS', 0, 365 * 86_400_000, 0),
     SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 600_000, 0),
     RESHARD_POLL_MS: int('RESHARD_POLL_MS', 20, 60_000, 200),
+    RESHARD_IDLE_GROUP_GRACE_MS: int('RESHARD_IDLE_GROUP_GRACE_MS', 0, 7 * 86_400_000, 600_000),
     LOG_LEVEL: z
       .enum(['error', 'warn', 'log', 'debug', 'verbose'], {
         message: 'LOG_LEVEL must be one of error, warn, log, debug, verbose',
@@ -126,6 +127,11 @@ export interface CoordinatorConfig {
   readonly eventLogMaxAgeMs: number;
   readonly shutdownGraceMs: number;
   readonly reshardPollMs: number;
+  /**
+   * How long a reshard waits for a tracked group that has no member subscribed to the stream
+   * before it stops waiting (its undrained rest of the old shards is then deleted with them).
+   */
+  readonly reshardIdleGroupGraceMs: number;
   readonly logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 }
 
@@ -175,6 +181,7 @@ export function loadCoordinatorConfig(env: NodeJS.ProcessEnv = process.env): Coo
     eventLogMaxAgeMs: e.EVENT_LOG_MAX_AGE_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     reshardPollMs: e.RESHARD_POLL_MS,
+    reshardIdleGroupGraceMs: e.RESHARD_IDLE_GROUP_GRACE_MS,
     logLevel: e.LOG_LEVEL,
   };
 }

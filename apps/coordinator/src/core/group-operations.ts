@@ -3,7 +3,7 @@ import type { CoordinatorRules } from './coordinator-rules.js';
 import type { BumpReason, RemovalReason } from './group-event.js';
 import type { GroupTransaction } from './group-transaction.js';
 import type { StreamCatalog } from './stream-catalog.js';
-import { maybeUpdateTarget, metadataSignature } from './target-assignment.js';
+import { maybeUpdateTarget, metadataChangeReason, metadataSignature } from './target-assignment.js';
 
 const REMOVAL_EVENT = {
   leave: 'MEMBER_LEFT',
@@ -30,14 +30,17 @@ export function bumpGroupEpoch(txn: GroupTransaction, reason: BumpReason): void 
 
 /**
  * Re-checks the subscribed streams' shard sets; a change (stream created, reshard step) bumps the
- * group epoch, as Kafka does when topic metadata changes.
+ * group epoch, as Kafka does when topic metadata changes. Returns why (`reshard` when a stream
+ * whose view changed is being resharded, else `metadata`), or `null` when nothing changed.
  */
-export function refreshMetadata(txn: GroupTransaction, catalog: StreamCatalog): boolean {
+export function refreshMetadata(txn: GroupTransaction, catalog: StreamCatalog): BumpReason | null {
   const signature = metadataSignature(txn, catalog);
-  if (signature === txn.meta.metadataSignature) return false;
+  const previous = txn.meta.metadataSignature;
+  if (signature === previous) return null;
+  const reason = metadataChangeReason(txn, catalog, previous);
   txn.setMeta({ metadataSignature: signature });
-  bumpGroupEpoch(txn, 'metadata');
-  return true;
+  bumpGroupEpoch(txn, reason);
+  return reason;
 }
 
 /**

@@ -108,12 +108,12 @@ export function processHeartbeat(
   if ((isNew && replaced === null) || subscriptionChanged) {
     bumpGroupEpoch(txn, subscriptionChanged && !isNew ? 'subscription' : 'join');
   }
-  refreshMetadata(txn, ctx.catalog);
+  const metadataReason = refreshMetadata(txn, ctx.catalog);
   maybeUpdateTarget(
     txn,
     ctx.catalog,
     ctx.rules,
-    isNew ? 'join' : subscriptionChanged ? 'subscription' : 'metadata',
+    isNew ? 'join' : subscriptionChanged ? 'subscription' : (metadataReason ?? 'metadata'),
     next.memberId,
   );
 

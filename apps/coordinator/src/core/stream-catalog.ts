@@ -6,12 +6,15 @@
 export interface StreamCatalog {
   /**
    * The shards of `stream` that `group` may consume now (ascending) and a version string that
-   * changes whenever that set changes; `undefined` when the stream does not exist.
+   * changes whenever that set changes; `undefined` when the stream does not exist. `resharding`
+   * is true while the stream is being resharded (a change of the view is then a reshard step).
    */
   view(
     group: string,
     stream: string,
-  ): { readonly version: string; readonly shards: readonly number[] } | undefined;
+  ):
+    | { readonly version: string; readonly shards: readonly number[]; readonly resharding?: boolean }
+    | undefined;
   /** True when `shard` is a shard of `stream` the coordinator knows (consumable or not). */
   knows(stream: string, shard: number): boolean;
   /** Redis key of a shard. */

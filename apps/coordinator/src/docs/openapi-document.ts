@@ -7,7 +7,7 @@ import {
   leaveResponseSchema,
   memberIdRequestSchema,
 } from '../http/schemas/heartbeat.schemas.js';
-import { createStreamSchema } from '../http/schemas/streams.schemas.js';
+import { createStreamSchema, reshardSchema } from '../http/schemas/streams.schemas.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -110,7 +110,27 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
         get: op('Routing metadata', 'member', { '200': json(freeForm), '404': errorResponse('STREAM_NOT_FOUND') }, undefined, [streamParam]),
         put: op('Create a stream (idempotent for the same shard count)', 'admin', { '200': json(freeForm, 'Exists'), '201': json(freeForm, 'Created'), '409': errorResponse('STREAM_EXISTS') }, schemaOf(createStreamSchema(maxShards)), [streamParam]),
       },
-      // POST /v1/streams/{stream}/reshard is documented together with its route (not served yet).
+      '/v1/streams/{stream}/reshard': {
+        post: op(
+          'Change the shard count while producers and consumers run (every shard is replaced; strict mode keeps per-key order)',
+          'admin',
+          {
+            '202': json(freeForm, 'Accepted: the routing body, with the resharding progress'),
+            '200': json(freeForm, 'The stream already has that many shards: nothing changed'),
+            '404': errorResponse('STREAM_NOT_FOUND'),
+            '409': errorResponse('RESHARD_IN_PROGRESS'),
+          },
+          schemaOf(reshardSchema(maxShards)),
+          [streamParam],
+        ),
+      },
+      '/ui': {
+        get: { summary: 'The dashboard page (static shell; its data comes from /ui/api with the admin token)', responses: { '200': { description: 'text/html' } } },
+      },
+      '/ui/api/overview': { get: op('Dashboard: groups and streams', 'admin', { '200': json(freeForm) }) },
+      '/ui/api/groups/{groupId}': {
+        get: op('Dashboard: one group (members, shard ownership with lag, rebalance timeline, reshard progress)', 'admin', { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') }, undefined, [groupParam]),
+      },
       '/health/live': { get: op('Liveness', null, { '200': json(freeForm) }) },
       '/health/ready': { get: op('Readiness', null, { '200': json(freeForm) }) },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text/plain exposition' } } } },

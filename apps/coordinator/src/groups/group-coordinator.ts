@@ -7,15 +7,17 @@ import type {
 import { has, pairs, union } from '../core/assignment.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
 import type { CoordinatorRules } from '../core/coordinator-rules.js';
+import type { GroupEvent } from '../core/group-event.js';
 import { refreshMetadata, removeMember } from '../core/group-operations.js';
 import type { GroupState } from '../core/group-state.js';
 import { GroupTransaction, type OwnershipChange } from '../core/group-transaction.js';
 import { isFullRequest, processHeartbeat } from '../core/heartbeat.js';
 import { maybeUpdateTarget } from '../core/target-assignment.js';
 import type { FenceStamp, FenceWriter } from '../store/fence-writer.js';
-import type { GroupStore, PendingFenceRecord } from '../store/group-store.js';
+import type { GroupStore, PendingFenceRecord, WriteResult } from '../store/group-store.js';
 import type { StreamRegistry } from '../streams/stream-registry.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { TouchBatcher } from './touch-batcher.js';
 import type { NudgePublisher } from './nudge-publisher.js';
 import type { RedisClock } from './redis-clock.js';
 
@@ -56,6 +58,14 @@ interface MutationPlan<T> {
   readonly ensureFencesOf?: string;
 }
 
+/** How one {@link GroupCoordinator} attempt ended. */
+type AttemptOutcome<T> =
+  | { readonly kind: 'done'; readonly result: T }
+  | { readonly kind: 'retry' }
+  | { readonly kind: 'touch'; readonly result: T; readonly version: number; readonly touched: Promise<WriteResult> };
+
+const RETRY = { kind: 'retry' } as const;
+
 /**
  * Serves the group protocol on top of the pure core: per group, requests run one at a time in
  * this replica; each one is computed on a staged transaction over the cached state and persisted
@@ -67,6 +77,7 @@ interface MutationPlan<T> {
 export class GroupCoordinator {
   private readonly cache = new Map<string, CachedGroup>();
   private readonly queue = new KeyedQueue();
+  private readonly touches: TouchBatcher;
 
   constructor(
     private readonly store: GroupStore,
@@ -76,7 +87,9 @@ export class GroupCoordinator {
     readonly rules: CoordinatorRules,
     readonly clock: RedisClock,
     private readonly observer: GroupCoordinatorObserver = {},
-  ) {}
+  ) {
+    this.touches = new TouchBatcher((state, memberIds) => this.store.touchMany(state, memberIds));
+  }
 
   /** `POST /v1/groups/{groupId}/heartbeat`. */
   heartbeat(
@@ -156,9 +169,21 @@ export class GroupCoordinator {
 
   /** Re-evaluates a group after stream metadata changed (bumps its epoch, recomputes the target). */
   touchMetadata(groupId: string): Promise<void> {
+    return this.recordStreamEvents(groupId, []);
+  }
+
+  /**
+   * Appends stream-level events (reshard steps) to an existing group's event log and re-evaluates
+   * the group in the same change, as {@link touchMetadata} does. A group that does not exist is
+   * left alone (nothing is created).
+   */
+  recordStreamEvents(groupId: string, events: readonly GroupEvent[]): Promise<void> {
     return this.mutate(groupId, (txn, cached) => {
-      if (cached.exists && txn.members.size > 0 && refreshMetadata(txn, this.registry)) {
-        maybeUpdateTarget(txn, this.registry, this.rules, 'metadata', null);
+      if (!cached.exists) return { result: undefined };
+      for (const event of events) txn.emit(event.type, event.data);
+      if (txn.members.size > 0) {
+        const reason = refreshMetadata(txn, this.registry);
+        if (reason) maybeUpdateTarget(txn, this.registry, this.rules, reason, null);
       }
       return { result: undefined };
     });
@@ -239,71 +264,100 @@ export class GroupCoordinator {
 
   /**
    * Runs one state change: compute on a transaction, persist with compare-and-set, then fences and
-   * nudges. A protocol error is only returned after checking the cache was current.
+   * nudges. A protocol error is only returned after checking the cache was current. A heartbeat
+   * that changes nothing leaves the group's queue once computed and records itself through the
+   * {@link TouchBatcher} (many heartbeats per Redis call); a lost compare-and-set recomputes it.
    */
-  private mutate<T>(
+  private async mutate<T>(
     groupId: string,
     plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
   ): Promise<T> {
-    return this.queue.run(groupId, async () => {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const cached = await this.get(groupId);
-        const txn = new GroupTransaction(cached.state, this.clock.now());
-        let step: MutationPlan<T>;
-        try {
-          step = plan(txn, cached);
-        } catch (error) {
-          if (error instanceof CoordinatorError && (await this.isStale(groupId, cached))) continue;
-          throw error;
-        }
-        if (!txn.dirty) {
-          const touched = await this.store.touch(cached.state, step.touch ?? '');
-          if (!touched.ok) {
-            this.conflict(groupId);
-            continue;
-          }
-          this.clock.observe(touched.now);
-          try {
-            await this.ensureFences(groupId, cached, step);
-          } catch (error) {
-            this.cache.delete(groupId);
-            throw error;
-          }
-          return step.result;
-        }
-        if (!cached.exists) await this.store.index(groupId);
-        // Read the staged changes before they are folded into the committed state.
-        const ownership = txn.ownershipChanges();
-        const written = await this.store.commit(txn, {
-          ...(step.touch ? { touch: step.touch } : {}),
-          ...(step.staleSince ? { staleSince: step.staleSince } : {}),
-          catalogVersion: this.registry.version,
-          fences: ownership,
-        });
-        if (!written.ok) {
-          if (written.reason === 'not-stale') throw new StaleConditionError();
-          this.conflict(groupId);
-          continue;
-        }
-        this.clock.observe(written.now);
-        const nudges = this.nudgeTargets(txn, ownership, step.touch);
-        txn.commit(written.version);
-        cached.exists = true;
-        cached.catalogVersion = this.registry.version;
-        try {
-          await this.fences.apply(groupId, ownership, stampOf(cached.state), this.registry);
-          await this.ensureFences(groupId, cached, step);
-        } catch (error) {
-          // Committed, but the fences may lag: reload next time, which re-applies them.
-          this.cache.delete(groupId);
-          throw error;
-        }
-        this.observer.onCommitted?.(groupId, txn);
-        void this.nudger.nudge(groupId, nudges);
-        return step.result;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const outcome = await this.queue.run(groupId, () => this.attempt(groupId, plan));
+      if (outcome.kind === 'done') return outcome.result;
+      if (outcome.kind === 'retry') continue;
+      const touched = await outcome.touched;
+      if (touched.ok) {
+        this.clock.observe(touched.now);
+        return outcome.result;
       }
-      throw unavailable(groupId);
+      // Lost to a change: ours (the cache already moved on) or another replica's (reload).
+      if (this.cache.get(groupId)?.state.meta.version === outcome.version) this.conflict(groupId);
+      else this.observer.onConflict?.(groupId);
+    }
+    throw unavailable(groupId);
+  }
+
+  /** One attempt of {@link mutate}, inside the group's queue. */
+  private async attempt<T>(
+    groupId: string,
+    plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
+  ): Promise<AttemptOutcome<T>> {
+    const cached = await this.get(groupId);
+    const txn = new GroupTransaction(cached.state, this.clock.now());
+    let step: MutationPlan<T>;
+    try {
+      step = plan(txn, cached);
+    } catch (error) {
+      if (error instanceof CoordinatorError && (await this.isStale(groupId, cached))) return RETRY;
+      throw error;
+    }
+    if (!txn.dirty) {
+      if (step.touch && !step.ensureFencesOf) {
+        return {
+          kind: 'touch',
+          result: step.result,
+          version: cached.state.meta.version,
+          touched: this.touches.touch(cached.state, step.touch),
+        };
+      }
+      await this.touches.drain(groupId);
+      const touched = await this.store.touch(cached.state, step.touch ?? '');
+      if (!touched.ok) {
+        this.conflict(groupId);
+        return RETRY;
+      }
+      this.clock.observe(touched.now);
+      try {
+        await this.ensureFences(groupId, cached, step);
+      } catch (error) {
+        this.cache.delete(groupId);
+        throw error;
+      }
+      return { kind: 'done', result: step.result };
+    }
+    // Heartbeats answered before this change are recorded before it (a racing expiry loses).
+    await this.touches.drain(groupId);
+    if (!cached.exists) await this.store.index(groupId);
+    // Read the staged changes before they are folded into the committed state.
+    const ownership = txn.ownershipChanges();
+    const written = await this.store.commit(txn, {
+      ...(step.touch ? { touch: step.touch } : {}),
+      ...(step.staleSince ? { staleSince: step.staleSince } : {}),
+      catalogVersion: this.registry.version,
+      fences: ownership,
     });
+    if (!written.ok) {
+      if (written.reason === 'not-stale') throw new StaleConditionError();
+      this.conflict(groupId);
+      return RETRY;
+    }
+    this.clock.observe(written.now);
+    const nudges = this.nudgeTargets(txn, ownership, step.touch);
+    txn.commit(written.version);
+    cached.exists = true;
+    cached.catalogVersion = this.registry.version;
+    try {
+      await this.fences.apply(groupId, ownership, stampOf(cached.state), this.registry);
+      await this.ensureFences(groupId, cached, step);
+    } catch (error) {
+      // Committed, but the fences may lag: reload next time, which re-applies them.
+      this.cache.delete(groupId);
+      throw error;
+    }
+    this.observer.onCommitted?.(groupId, txn);
+    void this.nudger.nudge(groupId, nudges);
+    return { kind: 'done', result: step.result };
   }
 
   private async ensureFences(groupId: string, cached: CachedGroup, step: MutationPlan<unknown>): Promise<void> {

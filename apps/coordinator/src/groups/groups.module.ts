@@ -10,7 +10,6 @@ import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import { FenceWriter } from '../store/fence-writer.js';
 import { GroupStore } from '../store/group-store.js';
 import { StreamRegistry } from '../streams/stream-registry.js';
-import { StreamsController } from '../streams/streams.controller.js';
 import { REDIS_CLOCK } from '../streams/streams.tokens.js';
 import { CoordinatorLifecycle } from './coordinator-lifecycle.js';
 import { GroupCoordinator } from './group-coordinator.js';
@@ -25,11 +24,11 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 
 /**
  * The group protocol and stream catalog: the pure core wired to Redis, the HTTP routes of
- * PROTOCOL.md §2–§4, and the background timers.
+ * PROTOCOL.md §2–§3, and the background timers (the stream routes are in `StreamsModule`).
  */
 @Module({
   imports: [DiscoveryModule, MetricsModule],
-  controllers: [GroupsController, StreamsController],
+  controllers: [GroupsController],
   providers: [
     AssignorRegistry,
     CoordinatorLifecycle,

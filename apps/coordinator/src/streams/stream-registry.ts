@@ -11,6 +11,7 @@ import {
   newStreamRecord,
   type StreamRecord,
 } from '../core/streams/stream-record.js';
+import { reshardingStatus } from '../core/streams/reshard-status.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
 
@@ -30,7 +31,10 @@ export type CreateStreamResult =
 export class StreamRegistry implements StreamCatalog {
   private records = new Map<string, StreamRecord>();
   private shardSets = new Map<string, Set<number>>();
-  private readonly views = new Map<string, { version: string; shards: readonly number[] }>();
+  private readonly views = new Map<
+    string,
+    { recordVersion: number; view: { version: string; shards: readonly number[]; resharding: boolean } }
+  >();
   private loadedVersion = 0;
   private refreshing: Promise<void> | null = null;
 
@@ -86,12 +90,13 @@ export class StreamRegistry implements StreamCatalog {
       await this.refresh();
       const existing = this.records.get(stream);
       if (existing) {
-        const same = existing.shards.length === shards && existing.resharding === null;
+        // Idempotent for the count producers write to now (during a reshard: the new count).
+        const same = activeShardIds(existing).length === shards;
         return { status: same ? 'exists' : 'conflict', record: existing };
       }
       const record = newStreamRecord(stream, shards, now);
       await this.openShards(record, record.shards.map((s) => s.id));
-      if (await this.write(record, 0, 'STREAM_CREATED', { shards })) {
+      if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data: { shards } }])) {
         return { status: 'created', record };
       }
     }
@@ -108,14 +113,14 @@ export class StreamRegistry implements StreamCatalog {
   }
 
   /**
-   * Writes `record` if the stored record is still at `expectedVersion` (0 = must not exist);
-   * returns false on a conflict. The cache is refreshed either way.
+   * Writes `record` if the stored record is still at `expectedVersion` (0 = must not exist) and
+   * appends `events` to the stream's event log in the same atomic step; returns false on a
+   * conflict. The cache is refreshed either way.
    */
   async write(
     record: StreamRecord,
     expectedVersion: number,
-    eventType: string,
-    eventData: Record<string, unknown>,
+    events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> }>,
   ): Promise<boolean> {
     const [ok] = (await writeScript.run(
       this.redis,
@@ -124,13 +129,22 @@ export class StreamRegistry implements StreamCatalog {
         record.stream,
         expectedVersion,
         JSON.stringify(record),
-        eventType,
-        JSON.stringify(eventData),
+        JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)])),
         this.keys.streamsChangedChannel(),
       ],
     )) as [number, number];
     await this.refresh();
     return ok === 1;
+  }
+
+  /** The stream's event log (creation and reshard steps), oldest first. */
+  async events(stream: string, count = 1000): Promise<Array<{ id: string; type: string; at: number; data: Record<string, unknown> }>> {
+    const entries = await this.redis.xrange(this.keys.streamEventsKey(stream), '-', '+', 'COUNT', count);
+    return entries.map(([id, fields]) => {
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
+      return { id, type: f.type ?? 'UNKNOWN', at: Number(f.at ?? 0), data: JSON.parse(f.data ?? '{}') as Record<string, unknown> };
+    });
   }
 
   /** The routing body of `GET /v1/streams/{stream}` (PROTOCOL.md §9.12). */
@@ -141,21 +155,26 @@ export class StreamRegistry implements StreamCatalog {
       shards: activeShardIds(record).map((id) => ({ id, key: this.keys.shardKey(record.stream, id) })),
       deadLetterKey: this.keys.deadLetterKey(record.stream),
       routing: record.routing,
-      resharding: null,
+      resharding: reshardingStatus(record, (id) => this.keys.shardKey(record.stream, id)),
     };
   }
 
   // StreamCatalog
 
-  view(group: string, stream: string): { version: string; shards: readonly number[] } | undefined {
+  /**
+   * The shards `group` may consume now. The view's version is the shard list itself, so a record
+   * change that leaves this group's set as it was (another group's drain, a cursor move) does not
+   * bump the group's epoch.
+   */
+  view(group: string, stream: string): { version: string; shards: readonly number[]; resharding: boolean } | undefined {
     const record = this.records.get(stream);
     if (!record) return undefined;
     const memo = `${group}\u0000${stream}`;
-    const version = String(record.version);
     const cached = this.views.get(memo);
-    if (cached?.version === version) return cached;
-    const view = { version, shards: consumableShards(record, group) };
-    this.views.set(memo, view);
+    if (cached?.recordVersion === record.version) return cached.view;
+    const shards = consumableShards(record, group);
+    const view = { version: `[${shards.join('.')}]`, shards, resharding: record.resharding !== null };
+    this.views.set(memo, { recordVersion: record.version, view });
     return view;
   }
 

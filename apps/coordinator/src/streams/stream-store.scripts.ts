@@ -1,8 +1,9 @@
 /**
  * Compare-and-set write of one stream record. KEYS: 1 streams hash, 2 catalog version counter,
  * 3 the stream's event log (all under the `{m}` hash tag). ARGV: stream name, expected record
- * version (0 = must not exist), record JSON, event type, event data JSON, pub/sub channel.
- * Returns `{1, catalogVersion}` or `{0, currentRecordVersion}`.
+ * version (0 = must not exist), record JSON, events JSON (`[[type, dataJson], …]`, appended in
+ * order; may be empty), pub/sub channel. Returns `{1, catalogVersion}` or
+ * `{0, currentRecordVersion}`.
  */
 export const STREAM_WRITE_SCRIPT = `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -13,7 +14,9 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 local cv = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'type', ARGV[4], 'at', now, 'data', ARGV[5])
-redis.call('PUBLISH', ARGV[6], cv)
+for _, e in ipairs(cjson.decode(ARGV[4])) do
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'type', e[1], 'at', now, 'data', e[2])
+end
+redis.call('PUBLISH', ARGV[5], cv)
 return {1, cv}
 `;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
@@ -9,21 +9,25 @@ import type { RedisClock } from '../groups/redis-clock.js';
 import { streamParam } from '../http/path-params.js';
 import { decodeBody } from '../http/request-validation.js';
 import { RequireRole } from '../http/roles.decorator.js';
-import { createStreamSchema } from '../http/schemas/streams.schemas.js';
-import { REDIS_CLOCK } from './streams.tokens.js';
+import { createStreamSchema, reshardSchema } from '../http/schemas/streams.schemas.js';
+import type { ReshardDriver } from './reshard-driver.js';
+import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
 import type { StreamRegistry } from './stream-registry.js';
 
-/** The stream routes of PROTOCOL.md §4: creation and routing metadata. */
+/** The stream routes of PROTOCOL.md §4: creation, routing metadata and resharding. */
 @Controller('v1/streams')
 export class StreamsController {
   private readonly createSchema;
+  private readonly reshardSchema;
 
   constructor(
     @Inject(STREAM_REGISTRY) private readonly registry: StreamRegistry,
     @Inject(REDIS_CLOCK) private readonly clock: RedisClock,
+    @Inject(RESHARD_DRIVER) private readonly driver: ReshardDriver,
     @Inject(COORDINATOR_CONFIG) config: CoordinatorConfig,
   ) {
     this.createSchema = createStreamSchema(config.maxShards);
+    this.reshardSchema = reshardSchema(config.maxShards);
   }
 
   @Get()
@@ -63,5 +67,25 @@ export class StreamsController {
     const record = this.registry.get(name);
     if (!record) throw new CoordinatorError('STREAM_NOT_FOUND', `stream "${name}" does not exist; create it with PUT /v1/streams/${name}`);
     return this.registry.routing(record);
+  }
+
+  /**
+   * `POST /v1/streams/{stream}/reshard` (admin): `202` with the routing body once the reshard is
+   * persisted (its first steps are taken at once, so the body normally shows the new layout);
+   * `200` with the unchanged routing when the stream already has that many shards.
+   */
+  @Post(':stream/reshard')
+  @RequireRole('admin')
+  async reshard(
+    @Body() raw: unknown,
+    @Param('stream') stream: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<StreamRouting> {
+    const body = decodeBody(this.reshardSchema, raw, { contentType: request.headers['content-type'] });
+    const name = streamParam(stream);
+    const result = await this.driver.request(name, { shards: body.shards, mode: body.mode ?? 'strict' });
+    void reply.status(result.outcome === 'accepted' ? 202 : 200);
+    return this.registry.routing(result.record);
   }
 }

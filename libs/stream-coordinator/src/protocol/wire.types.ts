@@ -201,17 +201,30 @@ export interface StreamRouting {
  * @publicApi
  */
 export interface ReshardingStatus {
+  /** `preparing` → `closing` → `draining` → `completing` (then the field is `null`). */
   state: string;
   mode: 'strict' | 'relaxed';
+  /**
+   * `kept`: a new shard's messages of a key are handled only after every earlier message of that
+   * key in the old shards was handled and acked (strict mode). `not-guaranteed`: relaxed mode
+   * starts the new shards at once, so a key's old and new messages may be handled concurrently.
+   */
+  keyOrder: 'kept' | 'not-guaranteed';
   fromShards: number[];
   toShards: number[];
   startedAt: string;
+  /** Groups the change waits for (tracked when the new layout was published). */
+  groups: string[];
+  /** Tracked groups the change stopped waiting for: deleted, or idle past the grace period. */
+  abandonedGroups: Array<{ group: string; reason: 'deleted' | 'idle'; at: string }>;
   /** Per old shard: which groups have drained it, which still have work left. */
   drain: Array<{
     shard: number;
     key: string;
     closed: boolean;
     drainedGroups: string[];
+    /** Groups whose members no longer hold it (after the drain). */
+    releasedGroups: string[];
     pendingGroups: string[];
     removed: boolean;
   }>;

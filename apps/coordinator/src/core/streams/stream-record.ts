@@ -16,19 +16,68 @@ export interface ShardRecord {
   readonly createdAt: number;
 }
 
+/**
+ * Steps of a reshard, in order: `preparing` (requested; the new shard ids are reserved, nothing
+ * else changed yet), `closing` (new layout published, new shards open, old shards being closed
+ * for writes), `draining` (every old shard closed; groups drain them, drained shards are removed),
+ * `completing` (every old shard removed; the last events are mirrored to the groups' logs). The
+ * record's `resharding` becomes `null` once it is done.
+ */
+export type ReshardState = 'preparing' | 'closing' | 'draining' | 'completing';
+
+/** How a new shard waits for its parents: `strict` keeps per-key order; `relaxed` does not wait. */
+export type ReshardMode = 'strict' | 'relaxed';
+
+/** Why a reshard stopped waiting for a tracked group. */
+export interface AbandonedGroup {
+  /** `deleted`: the group no longer exists; `idle`: no member subscribed to the stream for the grace period. */
+  readonly reason: 'deleted' | 'idle';
+  readonly at: number;
+}
+
+/** Event types of a reshard, in the stream's and the tracked groups' event logs. */
+export type ReshardEventType =
+  | 'RESHARD_REQUESTED'
+  | 'RESHARD_STARTED'
+  | 'RESHARD_SHARDS_CLOSED'
+  | 'RESHARD_SHARD_DRAINED'
+  | 'RESHARD_SHARD_RELEASED'
+  | 'RESHARD_GROUP_ABANDONED'
+  | 'RESHARD_SHARD_REMOVED'
+  | 'RESHARD_COMPLETED';
+
+/** One step of a reshard as logged. Events about one group carry it in `data.group`. */
+export interface ReshardEvent {
+  /** 1, 2, 3, ... within one reshard. */
+  readonly step: number;
+  readonly type: ReshardEventType;
+  readonly at: number;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
 /** Per-group progress of a running reshard. */
 export interface ReshardRecord {
-  readonly state: 'draining';
-  readonly mode: 'strict' | 'relaxed';
+  readonly state: ReshardState;
+  readonly mode: ReshardMode;
   readonly fromShards: readonly number[];
   readonly toShards: readonly number[];
   readonly startedAt: number;
-  /** Groups that consume the stream and whose drain the change waits for. */
+  /** Groups that consume the stream and whose drain the change waits for (set when the new layout is published). */
   readonly groups: readonly string[];
   /** old shard id → groups that have handled and acked everything in it. */
   readonly drained: Readonly<Record<string, readonly string[]>>;
   /** old shard id → groups that no longer hold it (revoked after the drain). */
   readonly released: Readonly<Record<string, readonly string[]>>;
+  /** Tracked groups the change no longer waits for (they now see only the new shards). */
+  readonly abandoned: Readonly<Record<string, AbandonedGroup>>;
+  /** Tracked groups seen without any member subscribed to the stream, since when. */
+  readonly idleSince: Readonly<Record<string, number>>;
+  /** Number of the last step taken (the last event's `step`). */
+  readonly step: number;
+  /** Steps not yet appended to every tracked group's event log (older ones are pruned). */
+  readonly log: readonly ReshardEvent[];
+  /** group → last step its event log accounts for. */
+  readonly mirrored: Readonly<Record<string, number>>;
 }
 
 /** Everything the coordinator knows about a logical stream. */
@@ -67,16 +116,26 @@ export function activeShardIds(record: StreamRecord): number[] {
   return record.shards.filter((s) => s.state === 'active').map((s) => s.id);
 }
 
+/** True when the running reshard waits for `group` (it was tracked and not abandoned). */
+export function isWaitedFor(r: ReshardRecord, group: string): boolean {
+  return r.groups.includes(group) && r.abandoned[group] === undefined;
+}
+
+/** The tracked groups the running reshard still waits for. */
+export function waitedGroups(r: ReshardRecord): string[] {
+  return r.groups.filter((g) => r.abandoned[g] === undefined);
+}
+
 /**
  * The shards `group` may consume now. Outside a reshard: every shard. During one, per group:
  * an old (draining) shard until the group has drained it; a new shard once every parent is
  * drained by the group (strict mode) or at once (relaxed mode). A group the reshard does not wait
- * for (it subscribed after the change began) sees only the new shards.
+ * for (it subscribed after the change began, or was abandoned) sees only the new shards.
  */
 export function consumableShards(record: StreamRecord, group: string): number[] {
   const r = record.resharding;
   if (!r) return record.shards.map((s) => s.id);
-  const tracked = r.groups.includes(group);
+  const tracked = isWaitedFor(r, group);
   const drained = (id: number): boolean => (r.drained[String(id)] ?? []).includes(group);
   const out: number[] = [];
   for (const s of record.shards) {
@@ -89,6 +148,7 @@ export function consumableShards(record: StreamRecord, group: string): number[] 
   return out;
 }
 
-function hasShard(record: StreamRecord, id: number): boolean {
+/** True when the stream has a shard `id` (active or draining). */
+export function hasShard(record: StreamRecord, id: number): boolean {
   return record.shards.some((s) => s.id === id);
 }

@@ -1,0 +1,111 @@
+import type { Cluster, Redis } from 'ioredis';
+import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
+import { deleteShardKeys } from '../store/fence-writer.js';
+
+/**
+ * What the reshard driver does to shards in Redis: open and close them for producers (the meta
+ * hash's `state`), create consumer groups, inspect a closed shard's consumer groups, delete a
+ * removed shard. Every call is idempotent, so a step can be repeated after a crash.
+ */
+export class ShardDataPlane {
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly keys: KeySpace,
+  ) {}
+
+  /** Marks shards writable (`state=open`). */
+  async open(stream: string, shards: readonly number[]): Promise<void> {
+    await Promise.all(
+      shards.map((id) => this.redis.hset(this.metaKey(stream, id), 'state', 'open')),
+    );
+  }
+
+  /** Refuses further writes to shards (`state=closed`): producers get STALE_ROUTING and refresh. */
+  async close(stream: string, shards: readonly number[]): Promise<void> {
+    await Promise.all(
+      shards.map((id) => this.redis.hset(this.metaKey(stream, id), 'state', 'closed')),
+    );
+  }
+
+  /** `XGROUP CREATE <shard> <group> 0 MKSTREAM` for every pair (an existing group is kept). */
+  async createGroups(
+    stream: string,
+    shards: readonly number[],
+    groups: readonly string[],
+  ): Promise<void> {
+    const writes: Array<Promise<unknown>> = [];
+    for (const id of shards) {
+      for (const group of groups) {
+        writes.push(
+          this.redis
+            .xgroup('CREATE', this.keys.shardKey(stream, id), group, '0', 'MKSTREAM')
+            .catch((error: unknown) => {
+              if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
+            }),
+        );
+      }
+    }
+    await Promise.all(writes);
+  }
+
+  /** Names of the consumer groups on a shard (none when the key does not exist). */
+  async groupNames(stream: string, shard: number): Promise<string[]> {
+    return [...(await this.groupInfo(this.keys.shardKey(stream, shard))).keys()];
+  }
+
+  /** Length, last entry id and consumer groups of a shard (an absent key is an empty stream). */
+  async inspect(stream: string, shard: number): Promise<ShardInspection> {
+    const key = this.keys.shardKey(stream, shard);
+    const [groups, length, last] = await Promise.all([
+      this.groupInfo(key),
+      this.redis.xlen(key),
+      this.redis.xrevrange(key, '+', '-', 'COUNT', 1),
+    ]);
+    return { length, lastEntryId: last[0]?.[0] ?? null, groups };
+  }
+
+  /**
+   * Deletes a removed shard's stream, meta hash and any read gate left on it (the dead-letter
+   * stream is the stream's, and stays).
+   */
+  async remove(stream: string, shard: number): Promise<void> {
+    await deleteShardKeys(this.redis, this.keys.shardKey(stream, shard));
+  }
+
+  private metaKey(stream: string, shard: number): string {
+    return shardMetaKey(this.keys.shardKey(stream, shard));
+  }
+
+  private async groupInfo(key: string): Promise<Map<string, ConsumerGroupInfo>> {
+    let reply: unknown;
+    try {
+      reply = await this.redis.xinfo('GROUPS', key);
+    } catch (error) {
+      if (error instanceof Error && /no such key/i.test(error.message)) return new Map();
+      throw error;
+    }
+    const out = new Map<string, ConsumerGroupInfo>();
+    for (const raw of reply as unknown[][]) {
+      const f = new Map<string, string | number | null>();
+      for (let i = 0; i + 1 < raw.length; i += 2) f.set(String(raw[i]), scalar(raw[i + 1]));
+      const name = String(f.get('name'));
+      const lag = f.get('lag');
+      out.set(name, {
+        name,
+        pending: Number(f.get('pending') ?? 0),
+        lastDeliveredId: String(f.get('last-delivered-id') ?? '0-0'),
+        lag: lag === null || lag === undefined ? null : Number(lag),
+      });
+    }
+    return out;
+  }
+}
+
+/** An XINFO reply value as a string, number or null (nested replies are not expected here). */
+function scalar(value: unknown): string | number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number' || typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString();
+  return JSON.stringify(value);
+}

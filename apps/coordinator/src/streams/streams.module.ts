@@ -1,0 +1,67 @@
+import { Logger, Module } from '@nestjs/common';
+import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import type { GroupCoordinator } from '../groups/group-coordinator.js';
+import { GroupsModule } from '../groups/groups.module.js';
+import {
+  GROUP_COORDINATOR,
+  GROUP_STORE,
+  KEY_SPACE,
+  STREAM_REGISTRY,
+} from '../groups/groups.tokens.js';
+import type { RedisClock } from '../groups/redis-clock.js';
+import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
+import type { GroupStore } from '../store/group-store.js';
+import { ReshardDriver } from './reshard-driver.js';
+import { CoordinatorReshardGroups } from './reshard-groups.js';
+import { ReshardLifecycle } from './reshard-lifecycle.js';
+import { ShardDataPlane } from './shard-data-plane.js';
+import type { StreamRegistry } from './stream-registry.js';
+import { StreamsController } from './streams.controller.js';
+import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
+
+/** The stream routes of PROTOCOL.md §4 (creation, routing, resharding) and the reshard driver. */
+@Module({
+  imports: [GroupsModule],
+  controllers: [StreamsController],
+  providers: [
+    ReshardLifecycle,
+    {
+      provide: RESHARD_DRIVER,
+      inject: [
+        STREAM_REGISTRY,
+        COORDINATOR_REDIS,
+        KEY_SPACE,
+        GROUP_COORDINATOR,
+        GROUP_STORE,
+        REDIS_CLOCK,
+        COORDINATOR_CONFIG,
+      ],
+      useFactory: (
+        registry: StreamRegistry,
+        redis: RedisConnection,
+        keys: KeySpace,
+        coordinator: GroupCoordinator,
+        store: GroupStore,
+        clock: RedisClock,
+        config: CoordinatorConfig,
+      ) =>
+        new ReshardDriver(
+          registry,
+          new ShardDataPlane(redis, keys),
+          new CoordinatorReshardGroups(coordinator, store),
+          clock,
+          {
+            pollMs: config.reshardPollMs,
+            idleGroupGraceMs: config.reshardIdleGroupGraceMs,
+            maxShards: config.maxShards,
+          },
+          new Logger('Reshard'),
+        ),
+    },
+  ],
+  exports: [RESHARD_DRIVER],
+})
+export class StreamsModule {}
