@@ -9,6 +9,7 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { CompiledRouting } from './compiled-routing.js';
 import { PublishArgumentError } from './errors/publish-argument.error.js';
 import { PublishError } from './errors/publish.error.js';
+import { RoutingFetchError } from './errors/routing.error.js';
 import { StaleRoutingError } from './errors/stale-routing.error.js';
 import type {
   PublishBatchOptions,
@@ -94,7 +95,7 @@ export class StreamPublisher {
     const encoded = this.encode(key, payload, options.headers, '');
     const trim = trimArguments(options.trim);
     for (let attempt = 1; ; attempt++) {
-      const routing = this.routing.peek(stream) ?? (await this.routing.get(stream));
+      const routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
       const shardKey = routing.shardKeyFor(key);
       try {
         const ids = (await runScript(this.connection, PUBLISH_SCRIPT, [
@@ -136,7 +137,7 @@ export class StreamPublisher {
     const ids: Array<string | undefined> = Array.from({ length: messages.length }, () => undefined);
     let pending = encoded.map((_, index) => index);
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const routing = this.routing.peek(stream) ?? (await this.routing.get(stream));
+      const routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
       const groups = new Map<string, number[]>();
       for (const index of pending) {
         const shardKey = routing.shardKeyFor((encoded[index] as Encoded)[0]);
@@ -201,7 +202,27 @@ export class StreamPublisher {
     this.routing.invalidate(stream, routing.routingEpoch);
     if (attempt >= this.maxAttempts)
       throw new StaleRoutingError(stream, attempt, shardKey, { cause: error });
-    await sleep(attempt * this.retryDelayMs);
+    // The first retry goes at once: the coordinator published the new layout before it closed
+    // the old shards, so a refresh normally fixes it.
+    await sleep((attempt - 1) * this.retryDelayMs);
+  }
+
+  /**
+   * Fetches routing, retrying transient failures (coordinator restarting, unreachable) up to
+   * `maxAttempts` times with a growing delay; an unknown stream fails at once.
+   */
+  private async fetchRouting(stream: string): Promise<CompiledRouting> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.routing.get(stream);
+      } catch (error) {
+        const code = (error as { cause?: { code?: unknown } }).cause?.code;
+        if (!(error instanceof RoutingFetchError) || code === 'STREAM_NOT_FOUND' || attempt >= this.maxAttempts) {
+          throw error;
+        }
+        await sleep(attempt * Math.max(this.retryDelayMs, 100));
+      }
+    }
   }
 
   private encode(key: unknown, payload: unknown, headers: unknown, where: string): Encoded {
