@@ -24,7 +24,8 @@ export class OrdersHandler {
     private readonly recorder: HandledRecorder,
   ) {}
 
-  @StreamShardHandler('orders', { maxDeliveries: 5 })
+  // retries and batch size come from the module's handlerDefaults (MAX_DELIVERIES, BATCH_SIZE)
+  @StreamShardHandler('orders')
   async handle(message: StreamShardMessage<OrderEvent>, context: StreamShardContext): Promise<void> {
     const t0 = preciseNow();
     if (this.config.failKeyPrefix && message.key.startsWith(this.config.failKeyPrefix)) {

@@ -19,6 +19,11 @@ export interface MemberLifecycleEvents {
 export interface ShardActivity {
   readonly shard: GrantedShard;
   handled?: { durationMs: number; message: StreamShardMessage };
+  /**
+   * A fenced ack of these entries succeeded (one event per ack call, when Redis answered);
+   * `sentAt` is when it was sent (`performance.now()`).
+   */
+  acked?: { ids: readonly string[]; sentAt: number };
   failed?: { error: Error; message: StreamShardMessage };
   retried?: { message: StreamShardMessage };
   deadLettered?: { reason: DeadLetterReason; entryId: string; deliveryCount: number; written: boolean };
@@ -78,6 +83,9 @@ export class MemberRuntimeEvents {
     return {
       handled: (durationMs, message) => {
         if (this.activity.size > 0) send({ shard, handled: { durationMs, message } });
+      },
+      acked: (ids, sentAt) => {
+        if (this.activity.size > 0) send({ shard, acked: { ids, sentAt } });
       },
       failed: (error, message) => send({ shard, failed: { error, message } }),
       retried: (message) => send({ shard, retried: { message } }),

@@ -65,6 +65,11 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private subscriber: RedisConnection | null = null;
   private nudgeChannel: string | null = null;
   private leaving = false;
+  /**
+   * Bumped by every local reset of the membership (self-fencing): a heartbeat answer to a
+   * request sent before the reset describes the state before it and must not be applied.
+   */
+  private generation = 0;
 
   constructor(
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
@@ -133,6 +138,9 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       logger: o.logger,
       hooksFor: (shard) => this.events.readerHooks(shard),
       onReleased: (shard, cause) => this.onReleased(shard, cause),
+      // No handler starts once the lease ran out, even when the timer below has not run yet
+      // (an event-loop stall or a freeze: reads answered before it are processed after it).
+      beforeHandle: () => this.checkSelfFence(),
     });
     this.events.emit('joining', { memberId });
     void this.subscribeToNudges();
@@ -172,11 +180,19 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     const membership = this.membership as Membership;
     const pool = this.pool as ShardReaderPool;
     const sentAt = performance.now();
+    const generation = this.generation;
     const request = membership.nextRequest(pool.held());
     let delay: number;
     try {
       const response = (await this.client.heartbeat(this.options.group, request)) as HeartbeatResponse;
       if (this.leaving) return;
+      if (generation !== this.generation) {
+        // Answered after this member self-fenced: applying it would bring the old epoch back
+        // with the assignment the reset dropped (the coordinator would then think the shards
+        // owned while no reader runs). Rejoin at once instead.
+        this.schedule(0);
+        return;
+      }
       this.lastOkAt = sentAt;
       this.lastError = null;
       this.failures = 0;
@@ -190,6 +206,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       delay = response.heartbeatIntervalMs;
     } catch (error) {
       if (this.leaving) return;
+      if (generation !== this.generation) {
+        this.schedule(0);
+        return;
+      }
       delay = this.onFailure(error, membership, pool);
     }
     if (this.again) {
@@ -241,7 +261,9 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * Self-fencing: with no successful heartbeat for (session timeout − margin), stop every shard
-   * before the coordinator may give them to someone else; rejoin once it answers again.
+   * before the coordinator may give them to someone else; rejoin once it answers again. Runs
+   * every 100 ms and before every handler call (so a handler never starts on an expired lease,
+   * whatever the event loop runs first after a stall).
    */
   private checkSelfFence(): void {
     const m = this.membership;
@@ -252,6 +274,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     const deadline = this.lastOkAt + session * (1 - SELF_FENCE_MARGIN);
     if (performance.now() < deadline) return;
     this.phase = 'self-fenced';
+    this.generation++;
     this.options.logger.warn(
       `no successful heartbeat for ${Math.round(performance.now() - this.lastOkAt)} ms (session timeout ${session} ms): stopping every shard until the coordinator answers`,
     );
@@ -325,9 +348,12 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     await withTimeout(this.inFlight ?? Promise.resolve(), this.options.requestTimeoutMs);
     if (membership.memberEpoch > 0) {
       try {
+        // A static member leaves "temporarily" by default (epoch -2): its shards stay reserved
+        // until the session timeout, so the same instance restarting gets them straight back.
+        const temporary = this.options.leaveOnShutdown === 'temporary' && this.options.instanceId !== undefined;
         await this.client.heartbeat(this.options.group, {
           memberId: membership.memberId,
-          memberEpoch: -1,
+          memberEpoch: temporary ? -2 : -1,
           ...(this.options.instanceId !== undefined ? { instanceId: this.options.instanceId } : {}),
         });
         this.events.emit('left', {});

@@ -23,6 +23,11 @@ export interface ShardReaderPoolOptions {
   readonly hooksFor?: (shard: GrantedShard) => ShardReaderHooks;
   /** A shard this member held was released (its reader settled after a revoke or a loss). */
   readonly onReleased: (shard: GrantedShard, cause: 'revoked' | 'lost' | 'dropped') => void;
+  /**
+   * Called before every handler call of every reader (see `ShardReaderOptions.beforeHandle`):
+   * the runtime checks its lease there and self-fences, stopping the readers, once it ran out.
+   */
+  readonly beforeHandle?: () => void;
   /** Extra reader options (tests). */
   readonly readerOverrides?: Partial<ShardReaderOptions>;
 }
@@ -46,6 +51,8 @@ interface Slot {
 export class ShardReaderPool {
   private readonly slots = new Map<string, Slot>();
   private readonly limiters = new Map<string, ConcurrencyLimiter>();
+  /** The assignment last given to {@link reconcile} (emptied by {@link stopAll}). */
+  private target: ReadonlyMap<string, GrantedShard> = new Map();
   private closed = false;
 
   constructor(private readonly options: ShardReaderPoolOptions) {}
@@ -66,6 +73,7 @@ export class ShardReaderPool {
    */
   reconcile(assignment: ReadonlyMap<string, GrantedShard>): void {
     if (this.closed) return;
+    this.target = assignment;
     for (const [id, slot] of this.slots) {
       if (!assignment.has(id) && !slot.stopping) this.stopSlot(id, slot, 'revoked');
     }
@@ -74,9 +82,11 @@ export class ShardReaderPool {
       if (slot && !slot.stopping) continue;
       if (!this.options.handler(shard.stream)) continue;
       if (slot) {
-        // Re-granted while still settling: start again once the old reader is gone.
+        // Re-granted while still settling: start again once the old reader is gone, if the
+        // shard is still granted then (only this shard: the others are not touched).
         void slot.settled.then(() => {
-          if (!this.slots.has(id) && !this.closed) this.reconcile(new Map([[id, shard]]));
+          const granted = this.target.get(id);
+          if (granted !== undefined && !this.slots.has(id) && !this.closed) this.start(id, granted);
         });
         continue;
       }
@@ -86,6 +96,7 @@ export class ShardReaderPool {
 
   /** Stops every reader (shards dropped as lost, shutdown). Resolves when all settled. */
   async stopAll(cause: 'dropped' | 'revoked' = 'dropped'): Promise<void> {
+    this.target = new Map();
     const settling: Array<Promise<void>> = [];
     for (const [id, slot] of this.slots) {
       if (!slot.stopping) this.stopSlot(id, slot, cause);
@@ -124,6 +135,7 @@ export class ShardReaderPool {
       limiter: this.limiterFor(definition),
       logger: this.options.logger,
       ...(this.options.hooksFor ? { hooks: this.options.hooksFor(shard) } : {}),
+      ...(this.options.beforeHandle ? { beforeHandle: this.options.beforeHandle } : {}),
       onLost: (reason: ShardLostReason) => {
         this.options.logger.warn(
           `shard ${shard.stream}/${shard.shard} lost: ${reason.message} (owner now ${reason.currentOwner ?? 'nobody'})`,

@@ -1,0 +1,278 @@
+import { describe, expect, it } from 'vitest';
+import { checkInvariants } from './invariant-checker.js';
+import { formatInvariantReport } from './invariant-summary.js';
+import type {
+  AckRecord,
+  HandledRecord,
+  InvariantInput,
+  OwnershipInterval,
+  ProducedMessage,
+} from './invariant-input.types.js';
+import { ownershipFromEvents } from './ownership-timeline.js';
+
+// Pure checks of the checker on hand-made runs: each invariant must be able to fail.
+
+const T = 1_700_000_000_000;
+const produced: ProducedMessage[] = [
+  { key: 'a', seq: 0, shard: 0, id: '1-0' },
+  { key: 'a', seq: 1, shard: 0, id: '2-0' },
+  { key: 'a', seq: 2, shard: 0, id: '3-0' },
+  { key: 'b', seq: 0, shard: 1, id: '1-0' },
+];
+
+function h(m: string, p: ProducedMessage, t0: number, t1: number, d = 1): HandledRecord {
+  return { m, st: 'orders', s: p.shard, k: p.key, id: p.id, q: p.seq, d, t0: T + t0, t1: T + t1 };
+}
+function ack(m: string, s: number, ids: string[], t: number): AckRecord {
+  return { a: ids, m, s, t: T + t };
+}
+function own(memberId: string, shard: number, from: number, to: number | null): OwnershipInterval {
+  return {
+    memberId,
+    stream: 'orders',
+    shard,
+    from: T + from,
+    to: to === null ? null : T + to,
+    endedBy: to === null ? null : 'SHARDS_RELEASED',
+  };
+}
+const [a0, a1, a2, b0] = produced as [
+  ProducedMessage,
+  ProducedMessage,
+  ProducedMessage,
+  ProducedMessage,
+];
+
+/** A clean run: A owns shard 0 until 100, B from 110; C owns shard 1. */
+function clean(): InvariantInput {
+  return {
+    stream: 'orders',
+    produced,
+    handled: [h('A', a0, 10, 11), h('A', a1, 12, 13), h('B', a2, 120, 121), h('C', b0, 10, 12)],
+    acks: [ack('A', 0, ['1-0', '2-0'], 14), ack('B', 0, ['3-0'], 122), ack('C', 1, ['1-0'], 13)],
+    ownership: [own('A', 0, 0, 100), own('B', 0, 110, null), own('C', 1, 0, null)],
+    pending: {
+      byShard: new Map([
+        [0, []],
+        [1, []],
+      ]),
+    },
+  };
+}
+
+describe('invariant checker', () => {
+  it('passes a clean run and prints a table', () => {
+    const report = checkInvariants(clean());
+    expect(report.ok).toBe(true);
+    expect(report.counts).toMatchObject({
+      produced: 4,
+      distinctHandled: 4,
+      duplicates: 0,
+      handOffs: 1,
+    });
+    expect(report.counts.minHandOffGapMs).toBeCloseTo(107, 5);
+    const text = formatInvariantReport(report, 'clean');
+    expect(text).toContain('ALL HOLD');
+    expect(text).toContain('single owner per shard');
+  });
+
+  it('no loss: an unhandled, an unacked and a still pending message', () => {
+    const input = clean();
+    const report = checkInvariants({
+      ...input,
+      handled: input.handled.filter((x) => x.k !== 'b'),
+      acks: (input.acks ?? []).filter((x) => x.m !== 'B'),
+      pending: { byShard: new Map([[0, [{ id: '3-0', consumer: 'B' }]]]) },
+    });
+    expect(report.results.noLoss.byKind).toEqual({ unhandled: 1, unacked: 1, 'pending-at-end': 1 });
+    expect(report.ok).toBe(false);
+  });
+
+  it('no loss without ack records falls back to the final pending entries', () => {
+    const input = {
+      ...clean(),
+      acks: null,
+      pending: { byShard: new Map([[0, [{ id: '3-0', consumer: 'B' }]]]) },
+    };
+    const report = checkInvariants(input);
+    expect(report.ackSource).toBe('pending-snapshot');
+    expect(report.results.noLoss.byKind).toEqual({ 'pending-at-end': 1 });
+  });
+
+  it('per-key order: first handlings out of order, and going back past an acked number', () => {
+    const input = clean();
+    const swapped = checkInvariants({
+      ...input,
+      handled: [h('A', a1, 10, 11), h('A', a0, 12, 13), h('B', a2, 120, 121), h('C', b0, 10, 12)],
+    });
+    expect(swapped.results.perKeyOrder.byKind).toEqual({ 'first-handling-out-of-order': 1 });
+    // a repeats after 1 was acked at 14: going back to 0 is a violation (and an after-ack duplicate)
+    const back = checkInvariants({
+      ...input,
+      handled: [...input.handled, h('B', a0, 130, 131, 2)],
+    });
+    expect(back.results.perKeyOrder.byKind).toEqual({ 'went-back-past-acked': 1 });
+    expect(back.results.duplicates.byKind).toEqual({ 'after-ack': 1 });
+  });
+
+  it('per-key order allows a redelivery that repeats unacked numbers', () => {
+    const input = clean();
+    // A handled 0 and 1 but never acked them (killed); B handles 0, 1, 2 again.
+    const report = checkInvariants({
+      ...input,
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('B', a0, 115, 116, 2),
+        h('B', a1, 117, 118, 2),
+        h('B', a2, 120, 121),
+        h('C', b0, 10, 12),
+      ],
+      acks: [ack('B', 0, ['1-0', '2-0', '3-0'], 122), ack('C', 1, ['1-0'], 13)],
+    });
+    expect(report.results.perKeyOrder.ok).toBe(true);
+    expect(report.results.singleOwner.ok).toBe(true);
+    expect(report.results.duplicates.notes).toMatchObject({ redelivery: 2 });
+    expect(report.ok).toBe(true);
+  });
+
+  it('single owner: overlapping committed handlings of two members on a shard', () => {
+    const input = clean();
+    const report = checkInvariants({
+      ...input,
+      handled: [h('A', a0, 10, 11), h('A', a1, 12, 30), h('B', a2, 20, 21), h('C', b0, 10, 12)],
+      acks: [ack('A', 0, ['1-0', '2-0'], 31), ack('B', 0, ['3-0'], 22), ack('C', 1, ['1-0'], 13)],
+      ownership: null,
+    });
+    expect(report.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+  });
+
+  it('single owner ignores a zombie in-flight handling whose ack was refused, zombie safety counts it', () => {
+    const input = clean();
+    // A started 2 at 90 (owned), froze, lost the shard at 100, finished at 200; B handled 2 at 120.
+    const report = checkInvariants({ ...input, handled: [...input.handled, h('A', a2, 90, 200)] });
+    expect(report.results.singleOwner.ok).toBe(true);
+    expect(report.results.zombieSafety.ok).toBe(true);
+    expect(report.counts.zombieInFlight).toBe(1);
+    // ... but had its ack gone through, both invariants fail
+    const acked = checkInvariants({
+      ...input,
+      handled: [...input.handled, h('A', a2, 90, 200)],
+      acks: [...(input.acks ?? []), ack('A', 0, ['3-0'], 201)],
+    });
+    expect(acked.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+    expect(acked.results.zombieSafety.byKind).toEqual({ 'acked-without-ownership': 1 });
+  });
+
+  it('zombie safety: an ack seen after the loss counts by when it can have been sent', () => {
+    const input = clean();
+    // A handled 0 and 1 before losing shard 0 at 100; the ack's reply was only seen at 150 (a
+    // stall): it may have been executed before the loss, so it is a note, not a violation
+    const late = checkInvariants({
+      ...input,
+      acks: [ack('A', 0, ['1-0', '2-0'], 150), ack('B', 0, ['3-0'], 122), ack('C', 1, ['1-0'], 13)],
+    });
+    expect(late.results.zombieSafety.ok).toBe(true);
+    expect(late.results.zombieSafety.notes).toMatchObject({ ackObservedAfterLoss: 1 });
+    // with its send time in the record, a send after the loss is a violation
+    const sent = checkInvariants({
+      ...input,
+      acks: [
+        { ...ack('A', 0, ['1-0', '2-0'], 150), t0: T + 140 },
+        ack('B', 0, ['3-0'], 122),
+        ack('C', 1, ['1-0'], 13),
+      ],
+    });
+    expect(sent.results.zombieSafety.byKind).toEqual({ 'acked-without-ownership': 1 });
+  });
+
+  it('single owner: one member handling two messages of a shard at once', () => {
+    const input = clean();
+    const report = checkInvariants({
+      ...input,
+      handled: [h('A', a0, 10, 13), h('A', a1, 12, 14), h('B', a2, 120, 121), h('C', b0, 10, 12)],
+    });
+    expect(report.results.singleOwner.byKind).toEqual({ 'concurrent-in-member': 1 });
+  });
+
+  it('zombie safety: a handling started after the shard was lost', () => {
+    const input = clean();
+    const report = checkInvariants({
+      ...input,
+      handled: [...input.handled, h('A', a2, 150, 151, 2)],
+    });
+    expect(report.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+    expect(report.results.zombieSafety.examples[0]).toMatch(/ended at .* \(SHARDS_RELEASED\)/);
+  });
+
+  it('zombie safety: a timeline granting a shard to two members', () => {
+    const report = checkInvariants({
+      ...clean(),
+      ownership: [own('A', 0, 0, 100), own('B', 0, 50, null), own('C', 1, 0, null)],
+    });
+    expect(report.results.zombieSafety.byKind).toEqual({ 'coordinator-double-grant': 1 });
+  });
+
+  it('duplicates with the same delivery count are unexplained', () => {
+    const input = clean();
+    const report = checkInvariants({
+      ...input,
+      acks: null,
+      handled: [...input.handled, h('B', a2, 125, 126, 1)],
+    });
+    expect(report.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
+  });
+
+  it('builds the ownership timeline from the event log', () => {
+    const at = (ms: number): string => new Date(T + ms).toISOString();
+    const intervals = ownershipFromEvents([
+      {
+        id: '1-0',
+        type: 'SHARDS_ASSIGNED',
+        at: at(0),
+        groupEpoch: 1,
+        data: { memberId: 'A', shards: [{ stream: 'orders', shards: [0, 1] }] },
+      },
+      {
+        id: '2-0',
+        type: 'SHARDS_RELEASED',
+        at: at(100),
+        groupEpoch: 2,
+        data: { memberId: 'A', shards: [{ stream: 'orders', shards: [1] }] },
+      },
+      {
+        id: '3-0',
+        type: 'SHARDS_ASSIGNED',
+        at: at(110),
+        groupEpoch: 2,
+        data: { memberId: 'B', shards: [{ stream: 'orders', shards: [1] }] },
+      },
+      {
+        id: '4-0',
+        type: 'MEMBER_EXPIRED',
+        at: at(300),
+        groupEpoch: 3,
+        data: { memberId: 'A', released: [] },
+      },
+    ]);
+    expect(intervals).toEqual([
+      {
+        memberId: 'A',
+        stream: 'orders',
+        shard: 0,
+        from: T,
+        to: T + 300,
+        endedBy: 'MEMBER_EXPIRED',
+      },
+      {
+        memberId: 'A',
+        stream: 'orders',
+        shard: 1,
+        from: T,
+        to: T + 100,
+        endedBy: 'SHARDS_RELEASED',
+      },
+      { memberId: 'B', stream: 'orders', shard: 1, from: T + 110, to: null, endedBy: null },
+    ]);
+  });
+});

@@ -1,0 +1,466 @@
+import type {
+  AckRecord,
+  HandledRecord,
+  InvariantInput,
+  InvariantOptions,
+  OwnershipInterval,
+  ProducedMessage,
+} from './invariant-input.types.js';
+import type {
+  InvariantCounts,
+  InvariantReport,
+  InvariantResult,
+} from './invariant-report.types.js';
+import { ViolationLog } from './violation-log.js';
+
+/**
+ * Checks a run of the stream coordinator against its delivery invariants.
+ *
+ * Terms. A message is identified by (shard, entry id). A *handling* is one successful handler
+ * call (a {@link HandledRecord}); it spans [t0, t1]. A handling is *committed* when its member's
+ * ack of it took effect: with ack records, when an ack record of the same member and shard lists
+ * the id at or after t1; without them, when it is the message's last handling (by start time)
+ * and the message is not pending at the end (nothing is delivered again after an ack). A
+ * message's *ack time* is the earliest ack record listing it (without ack records: the end of
+ * its last handling).
+ *
+ * 1. **noLoss** — every produced message was handled (or dead-lettered) at least once and
+ *    acked: listed in an ack record (when there are ack records) and not in the final pending
+ *    entries (when a snapshot is given). Handlings or pending entries of unknown messages are
+ *    violations too (the bookkeeping would be wrong).
+ * 2. **perKeyOrder** — per key, in handling start order, the first handling of each sequence
+ *    number comes in sequence order; and no handling of sequence q starts after a message of
+ *    the same key with a higher sequence number was acked (a redelivery may repeat numbers,
+ *    never go back past an acked one). The sequence number in the record must match the
+ *    produced one.
+ * 3. **singleOwner** — on one shard, no two committed handlings of different members overlap in
+ *    time; and one member's handlings of one shard (committed or not) never overlap (a shard's
+ *    messages are handled one after another). Only committed handlings count across members
+ *    because a handler cannot be pre-empted: a member that is frozen (SIGSTOP) or cut off
+ *    inside a handler loses the shard while the call is in flight, and finishes it later, while
+ *    the new owner already works on the shard. That late call is not the shard's progress: its
+ *    ack is refused by the data-plane fence, the entry stays pending and the new owner handles
+ *    it again — exactly as if the zombie had crashed (at-least-once). What must never happen is
+ *    two members' handlings both taking effect at once, or a zombie starting a new handling or
+ *    getting an ack through; the latter two are invariant 4.
+ * 4. **zombieSafety** (needs the ownership timeline) — no handling starts while its member does
+ *    not own the shard, and no ack that Redis accepted was sent by a member that did not own the
+ *    shard then. An ack record is written when the member sees the reply, which can be long
+ *    after Redis executed it (an event-loop stall or a freeze in between), so the send time
+ *    counts: the record's `t0` when it has one; else the send time is only known to lie between
+ *    the end of the member's last handling of an acked id and `t`, and the ack is a violation
+ *    only when that whole window lies outside the member's ownership (otherwise it is counted as
+ *    `ackObservedAfterLoss`). Handlings that started inside ownership and ended after it are
+ *    counted (`zombieInFlight`), not violations. The timeline itself must never give one shard
+ *    to two members at once.
+ * 5. **duplicates** — handlings beyond the first per message are counted: `redelivery` (a later
+ *    delivery, expected under at-least-once) is a note; a repeat with no higher delivery count
+ *    (`same-delivery`) or one that started after the message was acked (`after-ack`) is a
+ *    violation.
+ */
+export function checkInvariants(
+  input: InvariantInput,
+  options: InvariantOptions = {},
+): InvariantReport {
+  const ctx = new CheckContext(input, options);
+  const results = {
+    noLoss: checkNoLoss(ctx),
+    perKeyOrder: checkPerKeyOrder(ctx),
+    singleOwner: checkSingleOwner(ctx),
+    zombieSafety: checkZombieSafety(ctx),
+    duplicates: checkDuplicates(ctx),
+  };
+  const counts: InvariantCounts = {
+    produced: input.produced.length,
+    handledRecords: ctx.handled.length,
+    distinctHandled: ctx.handlingsOf.size,
+    ackRecords: ctx.acks?.length ?? 0,
+    ackedIds: ctx.ackedAt.size,
+    duplicates: ctx.handled.length - ctx.handlingsOf.size,
+    redeliveredHandlings: ctx.handled.filter((h) => h.d > 1).length,
+    zombieInFlight: results.zombieSafety.notes.zombieInFlight ?? 0,
+    deadLettered: ctx.deadLettered.size,
+    pendingAtEnd: ctx.pendingIds.size,
+    keys: new Set(input.produced.map((p) => p.key)).size,
+    shards: new Set([...input.produced.map((p) => p.shard), ...ctx.handled.map((h) => h.s)]).size,
+    handledByMember: countBy(ctx.handled, (h) => h.m),
+    minHandOffGapMs: ctx.minHandOffGap,
+    handOffs: ctx.handOffs,
+  };
+  return {
+    ok: Object.values(results).every((r) => r.ok),
+    ackSource: ctx.acks ? 'ack-records' : input.pending ? 'pending-snapshot' : 'none',
+    results,
+    counts,
+  };
+}
+
+/** Indexes shared by the checks. */
+class CheckContext {
+  readonly handled: HandledRecord[];
+  readonly acks: AckRecord[] | null;
+  readonly slack: number;
+  readonly maxExamples: number;
+  readonly produced = new Map<string, ProducedMessage>();
+  /** message → handlings, by start time. */
+  readonly handlingsOf = new Map<string, HandledRecord[]>();
+  /** message → earliest ack time. */
+  readonly ackedAt = new Map<string, number>();
+  /** member|shard → entry id → ack completion times. */
+  readonly acksBy = new Map<string, Map<string, number[]>>();
+  readonly pendingIds = new Map<string, string>();
+  readonly deadLettered = new Set<string>();
+  minHandOffGap: number | null = null;
+  handOffs = 0;
+
+  constructor(
+    readonly input: InvariantInput,
+    options: InvariantOptions,
+  ) {
+    this.slack = options.clockSlackMs ?? 5;
+    this.maxExamples = options.maxExamples ?? 20;
+    this.handled = input.handled.filter((h) => h.st === input.stream).sort(byStart);
+    this.acks = input.acks
+      ? input.acks.filter((a) => a.st === undefined || a.st === input.stream)
+      : null;
+    for (const p of input.produced) this.produced.set(msgKey(p.shard, p.id), p);
+    for (const h of this.handled) push(this.handlingsOf, msgKey(h.s, h.id), h);
+    for (const a of this.acks ?? []) {
+      const byId = getOrCreate(this.acksBy, `${a.m}|${a.s}`, () => new Map<string, number[]>());
+      for (const id of a.a) {
+        const key = msgKey(a.s, id);
+        const earliest = this.ackedAt.get(key);
+        if (earliest === undefined || a.t < earliest) this.ackedAt.set(key, a.t);
+        push(byId, id, a.t);
+      }
+    }
+    for (const [shard, entries] of input.pending?.byShard ?? []) {
+      for (const e of entries) this.pendingIds.set(msgKey(shard, e.id), e.consumer);
+    }
+    for (const d of input.deadLettered ?? []) this.deadLettered.add(msgKey(d.shard, d.id));
+  }
+
+  /** When the message counts as acked (see {@link checkInvariants}); `undefined`: not known acked. */
+  ackTime(key: string): number | undefined {
+    if (this.acks) return this.ackedAt.get(key);
+    if (this.pendingIds.has(key)) return undefined;
+    const list = this.handlingsOf.get(key);
+    return list ? (list[list.length - 1] as HandledRecord).t1 : undefined;
+  }
+
+  /**
+   * The latest end of a handling by the ack's member, on its shard, of an id it acks, before the
+   * ack was observed: the ack cannot have been sent earlier. `-Infinity` when none is known.
+   */
+  latestHandlingEnd(a: AckRecord): number {
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const id of a.a) {
+      for (const h of this.handlingsOf.get(msgKey(a.s, id)) ?? []) {
+        if (h.m === a.m && h.t1 <= a.t && h.t1 > latest) latest = h.t1;
+      }
+    }
+    return latest;
+  }
+
+  /** Whether the handling's ack took effect. */
+  committed(h: HandledRecord): boolean {
+    const key = msgKey(h.s, h.id);
+    if (this.acks) {
+      const times = this.acksBy.get(`${h.m}|${h.s}`)?.get(h.id);
+      return times !== undefined && times.some((t) => t >= h.t1);
+    }
+    if (this.pendingIds.has(key)) return false;
+    const list = this.handlingsOf.get(key) as HandledRecord[];
+    return list[list.length - 1] === h;
+  }
+}
+
+function checkNoLoss(ctx: CheckContext): InvariantResult {
+  const log = new ViolationLog('noLoss', 'no loss: handled and acked', ctx.maxExamples);
+  for (const [key, p] of ctx.produced) {
+    const handled = ctx.handlingsOf.has(key);
+    if (ctx.deadLettered.has(key)) log.note('deadLettered');
+    if (!handled && !ctx.deadLettered.has(key)) {
+      log.add('unhandled', () => `${p.key}#${p.seq} (shard ${p.shard}, ${p.id}) was never handled`);
+    }
+    if (ctx.acks && !ctx.ackedAt.has(key)) {
+      log.add('unacked', () => `${p.key}#${p.seq} (shard ${p.shard}, ${p.id}) is in no ack record`);
+    }
+    const consumer = ctx.pendingIds.get(key);
+    if (consumer !== undefined) {
+      log.add(
+        'pending-at-end',
+        () => `${p.key}#${p.seq} (shard ${p.shard}, ${p.id}) still pending for ${consumer}`,
+      );
+    }
+  }
+  for (const [key, list] of ctx.handlingsOf) {
+    if (!ctx.produced.has(key)) {
+      const h = list[0] as HandledRecord;
+      log.add(
+        'unknown-handled',
+        () => `shard ${h.s} entry ${h.id} (${h.k}#${h.q}) was handled but never produced`,
+      );
+    }
+  }
+  for (const [key, consumer] of ctx.pendingIds) {
+    if (!ctx.produced.has(key))
+      log.add('unknown-pending', () => `${key} pending for ${consumer} was never produced`);
+  }
+  const basis = [
+    'handled records',
+    ctx.input.deadLettered ? 'dead-letter stream' : null,
+    ctx.acks ? 'ack records' : null,
+    ctx.input.pending ? 'final pending entries' : null,
+  ]
+    .filter((s) => s !== null)
+    .join(' + ');
+  return log.result(
+    ctx.produced.size,
+    ctx.acks || ctx.input.pending ? basis : `${basis} (acks NOT checked)`,
+  );
+}
+
+function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
+  const log = new ViolationLog('perKeyOrder', 'per-key order', ctx.maxExamples);
+  const byKey = new Map<string, HandledRecord[]>();
+  for (const h of ctx.handled) push(byKey, h.k, h);
+  // acked messages per key, by ack time
+  const ackedByKey = new Map<string, Array<{ at: number; seq: number }>>();
+  for (const [key, p] of ctx.produced) {
+    const at = ctx.ackTime(key);
+    if (at !== undefined) push(ackedByKey, p.key, { at, seq: p.seq });
+  }
+  for (const [key, list] of byKey) {
+    const acked = (ackedByKey.get(key) ?? []).sort((a, b) => a.at - b.at);
+    let next = 0;
+    let maxAcked = -1;
+    let maxFirst = -1;
+    const seen = new Set<number>();
+    for (const h of list) {
+      const produced = ctx.produced.get(msgKey(h.s, h.id));
+      if (produced !== undefined && produced.seq !== h.q) {
+        log.add(
+          'seq-mismatch',
+          () => `${h.k} entry ${h.id}: handled with seq ${h.q}, produced with ${produced.seq}`,
+        );
+      }
+      while (next < acked.length && (acked[next] as { at: number }).at <= h.t0) {
+        maxAcked = Math.max(maxAcked, (acked[next] as { seq: number }).seq);
+        next++;
+      }
+      if (h.q < maxAcked) {
+        log.add(
+          'went-back-past-acked',
+          () =>
+            `${h.k}#${h.q} handled by ${h.m} at ${fmt(h.t0)} after #${maxAcked} was already acked`,
+        );
+      }
+      if (!seen.has(h.q)) {
+        if (h.q < maxFirst) {
+          log.add(
+            'first-handling-out-of-order',
+            () => `${h.k}#${h.q} first handled by ${h.m} at ${fmt(h.t0)}, after #${maxFirst}`,
+          );
+        }
+        seen.add(h.q);
+        maxFirst = Math.max(maxFirst, h.q);
+      }
+    }
+  }
+  const basis = ctx.acks
+    ? 'handling start times + ack records'
+    : 'handling start times (acked ≈ end of last handling)';
+  return log.result(byKey.size, basis);
+}
+
+function checkSingleOwner(ctx: CheckContext): InvariantResult {
+  const log = new ViolationLog('singleOwner', 'single owner per shard', ctx.maxExamples);
+  const byShard = new Map<number, HandledRecord[]>();
+  const byMemberShard = new Map<string, HandledRecord[]>();
+  for (const h of ctx.handled) {
+    if (ctx.committed(h)) push(byShard, h.s, h);
+    push(byMemberShard, `${h.m}|${h.s}`, h);
+  }
+  let checked = 0;
+  for (const [shard, list] of byShard) {
+    checked += list.length;
+    let last: HandledRecord | undefined; // the committed handling ending latest so far
+    let previousMember: string | undefined;
+    for (const h of list) {
+      if (last !== undefined && last.m !== h.m && h.t0 < last.t1) {
+        const other = last;
+        log.add(
+          'two-members-at-once',
+          () =>
+            `shard ${shard}: ${h.m} handled ${h.k}#${h.q} [${fmt(h.t0)}, ${fmt(h.t1)}] while ${other.m} handled ${other.k}#${other.q} [${fmt(other.t0)}, ${fmt(other.t1)}]`,
+        );
+      }
+      if (previousMember !== undefined && previousMember !== h.m && last !== undefined) {
+        ctx.handOffs++;
+        const gap = h.t0 - last.t1;
+        if (ctx.minHandOffGap === null || gap < ctx.minHandOffGap) ctx.minHandOffGap = gap;
+      }
+      previousMember = h.m;
+      if (last === undefined || h.t1 > last.t1) last = h;
+    }
+  }
+  for (const list of byMemberShard.values()) {
+    for (let i = 1; i < list.length; i++) {
+      const prev = list[i - 1] as HandledRecord;
+      const h = list[i] as HandledRecord;
+      if (h.t0 < prev.t1) {
+        log.add(
+          'concurrent-in-member',
+          () =>
+            `${h.m} shard ${h.s}: ${h.k}#${h.q} started at ${fmt(h.t0)} before ${prev.k}#${prev.q} ended at ${fmt(prev.t1)}`,
+        );
+      }
+    }
+  }
+  const basis = ctx.acks
+    ? 'committed = acked by the same member (ack records)'
+    : 'committed = last handling of a message that is not pending';
+  return log.result(checked, basis);
+}
+
+function checkZombieSafety(ctx: CheckContext): InvariantResult {
+  const log = new ViolationLog('zombieSafety', 'zombie safety', ctx.maxExamples);
+  const ownership = ctx.input.ownership;
+  if (ownership === null) return log.result(0, 'no ownership timeline: not checked');
+  const intervals = new Map<string, OwnershipInterval[]>();
+  for (const i of ownership) push(intervals, `${i.memberId}|${i.shard}`, i);
+  for (const list of intervals.values()) list.sort((a, b) => a.from - b.from);
+  const slack = ctx.slack;
+  const covering = (member: string, shard: number, t: number): OwnershipInterval | undefined =>
+    intervals
+      .get(`${member}|${shard}`)
+      ?.find((i) => i.from - slack <= t && (i.to === null || t <= i.to + slack));
+  const describeOwnership = (member: string, shard: number, t: number): string => {
+    const list = intervals.get(`${member}|${shard}`) ?? [];
+    const before = list.filter((i) => i.from <= t).pop();
+    if (!before) return 'it had never been granted the shard by then';
+    return `its ownership ended at ${fmt(before.to ?? 0)} (${before.endedBy ?? '?'}), ${Math.round(t - (before.to ?? 0))} ms earlier`;
+  };
+  for (const h of ctx.handled) {
+    const owned = covering(h.m, h.s, h.t0);
+    if (!owned) {
+      log.add(
+        'handled-without-ownership',
+        () =>
+          `${h.m} started ${h.k}#${h.q} on shard ${h.s} at ${fmt(h.t0)}: ${describeOwnership(h.m, h.s, h.t0)}`,
+      );
+    } else if (owned.to !== null && h.t1 > owned.to + slack) {
+      log.note('zombieInFlight');
+    }
+  }
+  for (const a of ctx.acks ?? []) {
+    if (covering(a.m, a.s, a.t)) continue;
+    // Observed after the loss. It was sent at `t0` when the record says so; otherwise only
+    // bounds are known: after the member's handlings of the acked ids ended, before `t`.
+    const sentFrom = a.t0 ?? ctx.latestHandlingEnd(a);
+    const sentTo = a.t0 ?? a.t;
+    const ownedThen = (intervals.get(`${a.m}|${a.s}`) ?? []).some(
+      (i) => i.from - slack <= sentTo && (i.to === null || sentFrom <= i.to + slack),
+    );
+    if (ownedThen) {
+      // it may have been sent (and Redis, whose fence still named the member, accepted it)
+      // before the loss and only answered after it: an event-loop stall or a freeze in between
+      log.note('ackObservedAfterLoss');
+      continue;
+    }
+    log.add(
+      'acked-without-ownership',
+      () =>
+        `${a.m} acked ${a.a.length} entries of shard ${a.s} sent at ${a.t0 !== undefined ? fmt(a.t0) : `${fmt(sentFrom)} or later`}: ${describeOwnership(a.m, a.s, sentFrom)}`,
+    );
+  }
+  const byShard = new Map<number, OwnershipInterval[]>();
+  for (const i of ownership) if (i.stream === ctx.input.stream) push(byShard, i.shard, i);
+  for (const [shard, list] of byShard) {
+    list.sort((a, b) => a.from - b.from);
+    const endOf = (i: OwnershipInterval): number => i.to ?? Number.POSITIVE_INFINITY;
+    let last: OwnershipInterval | undefined; // the interval ending latest so far
+    for (const i of list) {
+      if (last !== undefined && last.memberId !== i.memberId && i.from < endOf(last)) {
+        const other = last;
+        log.add(
+          'coordinator-double-grant',
+          () =>
+            `shard ${shard} granted to ${i.memberId} at ${fmt(i.from)} while ${other.memberId} held it`,
+        );
+      }
+      if (last === undefined || endOf(i) > endOf(last)) last = i;
+    }
+  }
+  const basis = `ownership timeline (${ownership.length} intervals)${ctx.acks ? ' + ack records' : ' (acks NOT checked: no ack records)'}`;
+  return log.result(ctx.handled.length + (ctx.acks?.length ?? 0), basis);
+}
+
+function checkDuplicates(ctx: CheckContext): InvariantResult {
+  const log = new ViolationLog('duplicates', 'duplicates explained', ctx.maxExamples);
+  let extra = 0;
+  for (const [key, list] of ctx.handlingsOf) {
+    if (list.length < 2) continue;
+    const ackedAt = ctx.acks ? ctx.ackedAt.get(key) : undefined;
+    for (let i = 1; i < list.length; i++) {
+      extra++;
+      const prev = list[i - 1] as HandledRecord;
+      const h = list[i] as HandledRecord;
+      if (ackedAt !== undefined && h.t0 >= ackedAt) {
+        log.add(
+          'after-ack',
+          () =>
+            `${h.k}#${h.q} (${key}) handled again by ${h.m} at ${fmt(h.t0)} after its ack at ${fmt(ackedAt)}`,
+        );
+      } else if (h.d <= prev.d) {
+        log.add(
+          'same-delivery',
+          () =>
+            `${h.k}#${h.q} (${key}) handled by ${prev.m} and ${h.m} with delivery counts ${prev.d} then ${h.d}`,
+        );
+      } else {
+        log.note('redelivery');
+      }
+    }
+  }
+  log.note('duplicates', extra);
+  return log.result(
+    ctx.handlingsOf.size,
+    ctx.acks ? 'handled records + ack records' : 'handled records',
+  );
+}
+
+function byStart(a: HandledRecord, b: HandledRecord): number {
+  return a.t0 - b.t0 || a.t1 - b.t1;
+}
+
+function msgKey(shard: number, id: string): string {
+  return `${shard}/${id}`;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function getOrCreate<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = create();
+    map.set(key, value);
+  }
+  return value;
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of items) out[key(item)] = (out[key(item)] ?? 0) + 1;
+  return out;
+}
+
+/** A wall-clock time as `HH:MM:SS.mmm` (UTC). */
+function fmt(t: number): string {
+  return new Date(t).toISOString().slice(11, 23);
+}
