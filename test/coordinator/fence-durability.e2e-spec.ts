@@ -1,9 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HeartbeatResponse } from '@redis-stream-coordinator/nestjs/protocol';
-import { ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  gateField,
+  ownerField,
+  shardGateKey,
+  shardMetaKey,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import type { OwnershipChange } from '../../apps/coordinator/src/core/group-transaction.js';
 import type { StreamCatalog } from '../../apps/coordinator/src/core/stream-catalog.js';
-import { FenceWriter, type FenceStamp } from '../../apps/coordinator/src/store/fence-writer.js';
+import {
+  FenceWriter,
+  deleteShardKeys,
+  type FenceStamp,
+} from '../../apps/coordinator/src/store/fence-writer.js';
 import { useRedisPrefix } from '../support/redis.js';
 import {
   type InProcessCoordinator,
@@ -81,6 +90,84 @@ describe('fence durability', () => {
     expect(await owner(g, 0)).toBe('1:c');
     await fences.apply(g, grant('a'), at(50, 100), base.registry);
     expect(await owner(g, 0)).toBe('1:c');
+  });
+
+  it('read gates follow the token in the same script: only the owner has one, and no late write resurrects an older owner’s gate', async () => {
+    const fences = new FenceWriter(base.redis);
+    const g = 'g-gates';
+    const key = base.keys.shardKey('orders', 1);
+    const gate = (member: string): string => shardGateKey(key, g, member);
+    const gates = async (): Promise<Record<string, boolean>> => {
+      const out: Record<string, boolean> = {};
+      for (const m of ['a', 'b', 'c']) {
+        const groups = (await redis
+          .redis()
+          .xinfo('GROUPS', gate(m))
+          .catch(() => null)) as unknown[][] | null;
+        out[m] = groups !== null && groups.some((flat) => flat[1] === g);
+      }
+      return out;
+    };
+    const change = (from: string | null, to: string | null): OwnershipChange[] => [
+      { stream: 'orders', shard: 1, from, to },
+    ];
+    const at = (version: number): FenceStamp => ({ incarnation: 100, version });
+
+    await fences.apply(g, change(null, 'a'), at(5), base.registry);
+    expect(await gates()).toEqual({ a: true, b: false, c: false });
+    expect(await redis.redis().hget(shardMetaKey(key), gateField(g))).toBe(gate('a'));
+    // The shard moves to b: a's gate goes in the same script.
+    await fences.apply(g, change('a', 'b'), at(6), base.registry);
+    expect(await owner(g, 1)).toBe('6:b');
+    expect(await gates()).toEqual({ a: false, b: true, c: false });
+    // A grant to a decided earlier arrives late: refused, a's gate stays gone.
+    await fences.apply(g, change(null, 'a'), at(5), base.registry);
+    await fences.ensure(g, 'a', [['orders', 1]], at(4), base.registry);
+    expect(await gates()).toEqual({ a: false, b: true, c: false });
+    // ensure at the current decision re-creates a gate that went missing, and keeps the owner's.
+    await redis.redis().del(gate('b'));
+    await fences.ensure(g, 'b', [['orders', 1]], at(6), base.registry);
+    expect(await gates()).toEqual({ a: false, b: true, c: false });
+    // A stale gate the record does not know of (the token still names its member) goes too.
+    await redis.redis().hdel(shardMetaKey(key), gateField(g));
+    await fences.apply(g, change('b', 'c'), at(7), base.registry);
+    expect(await gates()).toEqual({ a: false, b: false, c: true });
+    // A late release is refused; a current one deletes token, record and gate.
+    await fences.apply(g, change('c', null), at(6), base.registry);
+    expect(await gates()).toEqual({ a: false, b: false, c: true });
+    await fences.apply(g, change('c', null), at(8), base.registry);
+    expect(await owner(g, 1)).toBeNull();
+    expect(await redis.redis().hget(shardMetaKey(key), gateField(g))).toBeNull();
+    expect(await gates()).toEqual({ a: false, b: false, c: false });
+    // …and a grant decided before that release cannot bring any gate back.
+    await fences.apply(g, change(null, 'c'), at(7), base.registry);
+    expect(await gates()).toEqual({ a: false, b: false, c: false });
+    // A recorded gate key outside this shard's gate prefix is never touched.
+    const foreign = `${base.keys.shardKey('orders', 2)}:gate:${g}:x`;
+    await redis.redis().xgroup('CREATE', foreign, g, '$', 'MKSTREAM');
+    await redis.redis().hset(shardMetaKey(key), gateField(g), foreign);
+    await fences.apply(g, change(null, 'a'), at(9), base.registry);
+    expect(await redis.redis().exists(foreign)).toBe(1);
+    expect(await gates()).toEqual({ a: true, b: false, c: false });
+  });
+
+  it('deleting a removed shard deletes its stream, meta hash and every gate left on it, nothing else', async () => {
+    const fences = new FenceWriter(base.redis);
+    const key = base.keys.shardKey('orders', 3);
+    const neighbour = base.keys.shardKey('orders', 2);
+    const at = (version: number): FenceStamp => ({ incarnation: 100, version });
+    await redis.redis().xadd(key, '*', 'key', 'k', 'payload', '{}');
+    await fences.ensure('g-del-1', 'a', [['orders', 3]], at(1), base.registry);
+    await fences.ensure('g-del-1', 'n', [['orders', 2]], at(1), base.registry);
+    await fences.ensure('g-del-2', 'b', [['orders', 3]], at(1), base.registry);
+    // a gate only the token knows of (its record lost)
+    await redis.redis().hdel(shardMetaKey(key), gateField('g-del-2'));
+    const doomed = [key, shardMetaKey(key), shardGateKey(key, 'g-del-1', 'a'), shardGateKey(key, 'g-del-2', 'b')];
+    for (const k of doomed) expect(await redis.redis().exists(k)).toBe(1);
+    expect(await deleteShardKeys(base.redis, key)).toBe(4);
+    for (const k of doomed) expect(await redis.redis().exists(k)).toBe(0);
+    expect(await redis.redis().exists(shardGateKey(neighbour, 'g-del-1', 'n'))).toBe(1);
+    expect(await deleteShardKeys(base.redis, key)).toBe(0); // idempotent
   });
 
   it('re-applies the fence writes of a change whose writer died after the commit', async () => {

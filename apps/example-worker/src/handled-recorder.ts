@@ -18,9 +18,26 @@ export interface HandledRecord {
   t1: number;
 }
 
+/** One acknowledgement batch Redis accepted (the fenced ack passed), told apart by `a`. */
+export interface AckRecord {
+  /** Entry ids acknowledged. */
+  a: readonly string[];
+  /** Member id. */
+  m: string;
+  /** Shard. */
+  s: number;
+  /** When Redis had answered the ack, wall clock ms with sub-ms precision. */
+  t: number;
+  /** When the ack was sent (Redis applied it between `t0` and `t`). */
+  t0: number;
+  /** Stream. */
+  st: string;
+}
+
 /**
- * Appends handled messages to a JSON-lines file, synchronously: the line is in the kernel before
- * the handler returns (and so before the ack), so it survives the process being killed.
+ * Appends handled messages (and, through {@link AckRecorder}, ack batches) to a JSON-lines file,
+ * synchronously: a handled line is in the kernel before the handler returns (and so before the
+ * ack), so it survives the process being killed.
  */
 export class HandledRecorder {
   constructor(private readonly file: string | undefined) {}
@@ -30,6 +47,11 @@ export class HandledRecorder {
   }
 
   record(entry: HandledRecord): void {
+    if (this.file) appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
+  }
+
+  /** Appends one ack line. */
+  recordAck(entry: AckRecord): void {
     if (this.file) appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
   }
 }

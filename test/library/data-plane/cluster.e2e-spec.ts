@@ -7,9 +7,8 @@ import {
 } from '../../../libs/stream-coordinator/src/producer/index.js';
 import {
   KeySpace,
-  fenceToken,
-  ownerField,
   routingFunctionFor,
+  shardGateKey,
   shardMetaKey,
   type StreamRouting,
 } from '../../../libs/stream-coordinator/src/protocol/index.js';
@@ -18,7 +17,7 @@ import {
   type RedisConnection,
 } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { startRedisCluster, type RedisClusterHandle } from '../../support/redis-cluster.js';
-import { seqOf, waitFor } from './data-plane-fixtures.js';
+import { grant, seqOf, waitFor, type TestShard } from './data-plane-fixtures.js';
 
 describe('data plane on Redis Cluster (same-slot scripts, shards spread over nodes)', () => {
   let cluster: RedisClusterHandle;
@@ -34,6 +33,13 @@ describe('data plane on Redis Cluster (same-slot scripts, shards spread over nod
     resharding: null,
   };
   const readers: ShardReader[] = [];
+  const testShardOf = (shard: { id: number; key: string }): TestShard => ({
+    stream: 'orders',
+    shard: shard.id,
+    key: shard.key,
+    meta: shardMetaKey(shard.key),
+    dlq: routing.deadLetterKey,
+  });
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
@@ -51,13 +57,9 @@ describe('data plane on Redis Cluster (same-slot scripts, shards spread over nod
     );
     expect(owners.size).toBeGreaterThan(1); // the shards really live on different nodes
     for (const shard of routing.shards) {
-      await commands.hset(
-        shardMetaKey(shard.key),
-        'state',
-        'open',
-        ownerField('g'),
-        fenceToken(1, 'm'),
-      );
+      await commands.hset(shardMetaKey(shard.key), 'state', 'open');
+      // the coordinator's fence script: token + read gate (same slot, on the shard's node)
+      await grant(commands, testShardOf(shard), 'g', 'm');
     }
     const publisher = new StreamPublisher({
       connection: commands,
@@ -108,10 +110,14 @@ describe('data plane on Redis Cluster (same-slot scripts, shards spread over nod
       'dead letter',
       10_000,
     );
-    // moving a fence stops that shard's reader
+    // moving a fence stops that shard's reader (its gate, not in the script's KEYS but in the
+    // same slot, is deleted on the shard's node)
     const moved = routing.shards[0] as { id: number; key: string };
-    await commands.hset(shardMetaKey(moved.key), ownerField('g'), fenceToken(2, 'other'));
+    await grant(commands, testShardOf(moved), 'g', 'other', 2);
     await waitFor(() => readers[0]?.status === 'lost', 'reader of shard 0 lost', 10_000);
+    expect(readers[0]?.lostReason?.currentOwner).toBe('2:other');
+    expect(await commands.exists(shardGateKey(moved.key, 'g', 'm'))).toBe(0);
+    expect(await commands.exists(shardGateKey(moved.key, 'g', 'other'))).toBe(1);
     expect(readers.slice(1).every((r) => r.status === 'reading')).toBe(true);
   });
 

@@ -1,13 +1,14 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { afterEach } from 'vitest';
+import type { StreamCatalog } from '../../../apps/coordinator/src/core/stream-catalog.js';
+import { FenceWriter } from '../../../apps/coordinator/src/store/fence-writer.js';
 import {
   ShardReader,
   type ShardReaderOptions,
 } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import {
   KeySpace,
-  fenceToken,
-  ownerField,
+  shardGateKey,
   shardMetaKey,
 } from '../../../libs/stream-coordinator/src/protocol/index.js';
 import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
@@ -29,15 +30,53 @@ export function testShard(prefix: string, stream = 'orders', shard = 0): TestSha
   return { stream, shard, key, meta: shardMetaKey(key), dlq: keys.deadLetterKey(stream) };
 }
 
-/** Simulates the coordinator granting `shard` to `memberId` for `group`. */
+/** A catalog that knows only the test shard (the fence writer needs its key). */
+function catalogOf(shard: TestShard): StreamCatalog {
+  return {
+    view: () => undefined,
+    knows: () => true,
+    shardKey: () => shard.key,
+  };
+}
+
+/**
+ * Grants `shard` to `memberId` for `group` at group version `version` as the coordinator does:
+ * its fence writer names the member in the meta hash and opens its read gate (and closes the
+ * previous owner's), in one script. A grant older than one already applied is refused.
+ */
 export async function grant(
-  redis: Redis,
+  redis: Redis | Cluster,
   shard: TestShard,
   group: string,
   memberId: string,
   version = 1,
 ): Promise<void> {
-  await redis.hset(shard.meta, ownerField(group), fenceToken(version, memberId));
+  await new FenceWriter(redis).apply(
+    group,
+    [{ stream: shard.stream, shard: shard.shard, from: null, to: memberId }],
+    { incarnation: 1, version },
+    catalogOf(shard),
+  );
+}
+
+/** Releases `shard` for `group` at `version` as the coordinator does (token and gate deleted). */
+export async function release(
+  redis: Redis | Cluster,
+  shard: TestShard,
+  group: string,
+  version: number,
+): Promise<void> {
+  await new FenceWriter(redis).apply(
+    group,
+    [{ stream: shard.stream, shard: shard.shard, from: null, to: null }],
+    { incarnation: 1, version },
+    catalogOf(shard),
+  );
+}
+
+/** The read gate of `memberId` on `shard` for `group`. */
+export function gateOf(shard: TestShard, group: string, memberId: string): string {
+  return shardGateKey(shard.key, group, memberId);
 }
 
 /** Simulates the coordinator opening (or closing) a shard for writes. */

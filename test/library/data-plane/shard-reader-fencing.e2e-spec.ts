@@ -2,15 +2,20 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FencedError,
+  ORPHANS_PENDING,
   ShardCommands,
+  ShardReadRefusedError,
   type ShardLostReason,
 } from '../../../libs/stream-coordinator/src/data-plane/index.js';
+import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import {
   deferred,
   fill,
+  gateOf,
   grant,
   pending,
+  release,
   seqOf,
   testShard,
   useReaders,
@@ -27,6 +32,7 @@ describe('ShardReader: data-plane fencing', () => {
     const ids = await fill(redis(), shard.key, 4);
     const gate = deferred();
     const byA: number[] = [];
+    const ackedByA: string[] = [];
     const lost: ShardLostReason[] = [];
     const a = newReader({
       shard,
@@ -37,6 +43,7 @@ describe('ShardReader: data-plane fencing', () => {
         if (seqOf(m.payload) === 1) await gate.promise;
         byA.push(seqOf(m.payload));
       },
+      hooks: { acked: (acked) => void ackedByA.push(...acked) },
       onLost: (reason) => void lost.push(reason),
     });
     a.start();
@@ -51,6 +58,7 @@ describe('ShardReader: data-plane fencing', () => {
     expect(lost[0]).toMatchObject({ code: 'FENCED', currentOwner: '2:B' });
     expect(a.status).toBe('lost');
     expect(byA).toEqual([0, 1]);
+    expect(ackedByA).toEqual([ids[0]]); // the refused ack is not reported
     // A's late ack of entry 1 was refused, and A handled nothing after it: entries 1-3 are
     // still pending on A
     const stillPending = await pending(redis(), shard.key, 'g');
@@ -74,17 +82,47 @@ describe('ShardReader: data-plane fencing', () => {
     expect(a.status).toBe('lost');
   });
 
-  it('a reader idle in XREAD BLOCK notices the fence moved within blockMs and stops', async () => {
+  it('a reader blocked in its gated read stops at once when the coordinator moves the shard, and reads nothing after', async () => {
     const shard = testShard(prefix, 'orders', 1);
     await grant(redis(), shard, 'g', 'A');
     const lost: ShardLostReason[] = [];
     const byA: number[] = [];
+    const name = `${prefix}-reader-A`;
+    const a = newReader({
+      shard,
+      group: 'g',
+      memberId: 'A',
+      blockMs: 20_000, // far longer than the bound below: only the gate's deletion can end it
+      createConnection: () =>
+        createRedisConnection(redisUrl(), 'reader', { connectionName: name }),
+      handle: async (m) => void byA.push(seqOf(m.payload)),
+      onLost: (r) => void lost.push(r),
+    });
+    a.start();
+    await waitFor(() => a.status === 'reading', 'A reading');
+    await waitFor(() => isBlocked(redis(), name), 'A blocked in XREADGROUP');
+    await release(redis(), shard, 'g', 2);
+    const moved = performance.now();
+    await fill(redis(), shard.key, 2);
+    await waitFor(() => lost.length === 1, 'A lost', 5000);
+    expect(performance.now() - moved).toBeLessThan(2000);
+    expect(lost[0]?.currentOwner).toBeNull();
+    expect(byA).toEqual([]);
+    // the entries added right after the release were never delivered to A
+    expect(await pending(redis(), shard.key, 'g')).toEqual([]);
+    expect(await redis().exists(gateOf(shard, 'g', 'A'))).toBe(0);
+  });
+
+  it('a reader whose fence token alone was changed (gate left behind) notices it within blockMs through its ack', async () => {
+    const shard = testShard(prefix, 'orders', 2);
+    await grant(redis(), shard, 'g', 'A');
+    const lost: ShardLostReason[] = [];
     const a = newReader({
       shard,
       group: 'g',
       memberId: 'A',
       blockMs: 200,
-      handle: async (m) => void byA.push(seqOf(m.payload)),
+      handle: async () => undefined,
       onLost: (r) => void lost.push(r),
     });
     a.start();
@@ -94,10 +132,16 @@ describe('ShardReader: data-plane fencing', () => {
     await waitFor(() => lost.length === 1, 'A lost', 3000);
     expect(performance.now() - moved).toBeLessThan(200 + 1000);
     expect(lost[0]?.currentOwner).toBeNull();
-    await fill(redis(), shard.key, 1);
-    expect(byA).toEqual([]);
   });
 });
+
+/** True when the client named `name` is blocked in a command right now. */
+async function isBlocked(redis: Redis, name: string): Promise<boolean> {
+  const list = (await redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .some((line) => line.includes(` name=${name} `) && /\bflags=\S*b/.test(line));
+}
 
 describe('fenced scripts called directly', () => {
   const { prefix, redis } = useRedisPrefix('fence-scripts');
@@ -114,21 +158,31 @@ describe('fenced scripts called directly', () => {
     const intruder = new ShardCommands(shard.key, 'g', 'intruder');
     await expect(intruder.acquire(connection)).rejects.toBeInstanceOf(FencedError);
     expect(await redis().exists(shard.key)).toBe(0);
-    await owner.acquire(connection);
+    expect(await owner.acquire(connection)).toBe('ready');
     const ids = await fill(redis(), shard.key, 3);
-    const read = await owner.ackAndRead(connection, [], 10);
-    expect(read.kind).toBe('entries');
+    expect((await owner.read(connection, 10)).map((e) => e[0].toString())).toEqual(ids);
 
     const refused = await intruder.ack(connection, ids).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(FencedError);
     expect(refused).toMatchObject({ currentOwner: '1:owner', memberId: 'intruder' });
-    await expect(intruder.ackAndRead(connection, ids, 10)).rejects.toBeInstanceOf(FencedError);
+    await expect(intruder.ackBeforeRead(connection, ids)).rejects.toBeInstanceOf(FencedError);
     await expect(intruder.claim(connection, '0-0', 10)).rejects.toBeInstanceOf(FencedError);
     await expect(intruder.redeliver(connection, ids[0] as string)).rejects.toBeInstanceOf(
       FencedError,
     );
+    // the intruder has no gate: its read is refused before anything is delivered
+    const more = await fill(redis(), shard.key, 2, 3);
+    const denied = await intruder.read(connection, 10).catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(ShardReadRefusedError);
+    expect(denied).toMatchObject({ refusal: 'gate-closed' });
+    await expect(intruder.read(connection, 10, 50)).rejects.toMatchObject({
+      refusal: 'gate-closed',
+    });
     const after = await pending(redis(), shard.key, 'g');
     expect(after.map((p) => [p[0], p[1], p[3]])).toEqual(ids.map((id) => [id, 'owner', 1]));
+    expect(await consumersOf(redis(), shard.key, 'g')).toEqual(['owner']);
+    // …and the entries it was refused are still there for the owner
+    expect((await owner.read(connection, 10)).map((e) => e[0].toString())).toEqual(more);
 
     // a malformed token or a missing one fences everybody
     await redis().hset(shard.meta, 'owner:g', 'owner');
@@ -138,17 +192,75 @@ describe('fenced scripts called directly', () => {
     // the fence is per group: another group's owner does not count
     await grant(redis(), shard, 'other', 'owner');
     await expect(owner.ack(connection, ids)).rejects.toBeInstanceOf(FencedError);
-    expect((await pending(redis(), shard.key, 'g')).length).toBe(3);
+    expect((await pending(redis(), shard.key, 'g')).length).toBe(5);
   });
 
-  it('the owner’s scripts: claim takes over with delivery counts, redeliver bumps the count, ackAndRead reports the last id and orphans', async () => {
+  it('Redis checks the gate’s consumer group before serving the shard: a missing gate delivers nothing; a missing shard group is told apart', async () => {
+    const shard = testShard(prefix, 'orders', 2);
+    const me = new ShardCommands(shard.key, 'g', 'me');
+    await redis().xgroup('CREATE', shard.key, 'g', '0', 'MKSTREAM');
+    const ids = await fill(redis(), shard.key, 3);
+    const before = await groupInfo(redis(), shard.key, 'g');
+    // no gate key at all, then a gate key without the group's consumer group
+    await expect(me.read(connection, 10)).rejects.toMatchObject({ refusal: 'gate-closed' });
+    await redis().xgroup('CREATE', me.gateKey, 'another-group', '$', 'MKSTREAM');
+    await expect(me.read(connection, 10)).rejects.toMatchObject({ refusal: 'gate-closed' });
+    expect(await groupInfo(redis(), shard.key, 'g')).toEqual(before);
+    expect(before).toMatchObject({ pending: 0, 'last-delivered-id': '0-0', consumers: 0 });
+    // a gate but no consumer group on the shard: the other NOGROUP, naming the shard
+    await grant(redis(), shard, 'g2', 'me');
+    const other = new ShardCommands(shard.key, 'g2', 'me');
+    await expect(other.read(connection, 10)).rejects.toMatchObject({ refusal: 'no-group' });
+    expect(await other.acquire(connection)).toBe('ready'); // creates the group
+    expect((await other.read(connection, 10)).map((e) => e[0].toString())).toEqual(ids);
+    // the fence names the member but its gate is gone: acquire says so (the reader waits)
+    await redis().del(other.gateKey);
+    expect(await other.acquire(connection)).toBe('no-gate');
+  });
+
+  it('a read blocked on the gate ends with UNBLOCKED the moment the coordinator deletes the gate; an entry added right after is not delivered', async () => {
+    const shard = testShard(prefix, 'orders', 3);
+    await grant(redis(), shard, 'g', 'A');
+    const a = new ShardCommands(shard.key, 'g', 'A');
+    const name = `${prefix}-blocked`;
+    const blocked = new Redis(redisUrl(), { connectionName: name });
+    try {
+      await a.acquire(blocked);
+      // a re-grant to the same owner keeps its blocked read going
+      const first = a.read(blocked, 10, 10_000);
+      await waitFor(() => isBlocked(redis(), name), 'A blocked');
+      await grant(redis(), shard, 'g', 'A', 2);
+      const [id] = await fill(redis(), shard.key, 1);
+      expect((await first).map((e) => e[0].toString())).toEqual([id]);
+      await a.ack(connection, [id as string]);
+      // the shard moves to B while A is blocked
+      const second = a.read(blocked, 10, 10_000).catch((e: unknown) => e);
+      await waitFor(() => isBlocked(redis(), name), 'A blocked again');
+      const moved = performance.now();
+      await grant(redis(), shard, 'g', 'B', 3);
+      await fill(redis(), shard.key, 1, 1);
+      const ended = await second;
+      expect(performance.now() - moved).toBeLessThan(1000);
+      expect(ended).toBeInstanceOf(ShardReadRefusedError);
+      expect(ended).toMatchObject({ refusal: 'unblocked' });
+      expect((ended as Error).message).toContain('UNBLOCKED');
+      expect(await pending(redis(), shard.key, 'g')).toEqual([]);
+      expect(await redis().exists(a.gateKey)).toBe(0);
+      await expect(a.read(blocked, 10, 100)).rejects.toMatchObject({ refusal: 'gate-closed' });
+    } finally {
+      blocked.disconnect();
+    }
+  });
+
+  it('the owner’s scripts: claim takes over with delivery counts, redeliver bumps the count, ackBeforeRead reports orphans', async () => {
     const shard = testShard(prefix, 'orders', 1);
     await grant(redis(), shard, 'g', 'me');
     const me = new ShardCommands(shard.key, 'g', 'me');
-    await me.acquire(connection);
-    await me.acquire(connection); // BUSYGROUP is ignored
-    const empty = await me.ackAndRead(connection, [], 10);
-    expect(empty).toEqual({ kind: 'empty', lastId: '0-0' });
+    expect(await me.acquire(connection)).toBe('ready');
+    expect(await me.acquire(connection)).toBe('ready'); // BUSYGROUP is ignored
+    expect(await me.read(connection, 10)).toEqual([]);
+    expect(await me.read(connection, 10, 20)).toEqual([]); // a block that timed out
+    expect(await me.ackBeforeRead(connection, [])).toBe(0);
     const ids = await fill(redis(), shard.key, 3);
     await redis().xreadgroup('GROUP', 'g', 'prev', 'COUNT', 2, 'STREAMS', shard.key, '>');
     const claimed = await me.claim(connection, '0-0', 10);
@@ -160,27 +272,40 @@ describe('fenced scripts called directly', () => {
     const again = await me.redeliver(connection, ids[0] as string);
     expect(again?.[2]).toBe(3);
     // our own pending entries must be acked before reading: otherwise they are orphans
-    expect(await me.ackAndRead(connection, [ids[1] as string], 10)).toEqual({ kind: 'orphans' });
-    const read = await me.ackAndRead(connection, [ids[0] as string], 10);
-    expect(read.kind === 'entries' && read.entries.map((e) => e[0].toString())).toEqual([ids[2]]);
-    expect(await me.ackAndRead(connection, [ids[2] as string], 10)).toEqual({
-      kind: 'empty',
-      lastId: ids[2],
-    });
+    expect(await me.ackBeforeRead(connection, [ids[1] as string])).toBe(ORPHANS_PENDING);
+    expect(await me.ackBeforeRead(connection, [ids[0] as string])).toBe(1);
+    const read = await me.read(connection, 10);
+    expect(read.map((e) => e[0].toString())).toEqual([ids[2]]);
+    // a read whose reply was lost leaves its entries pending: the next ackBeforeRead says so
+    const more = await fill(redis(), shard.key, 2, 3);
+    await me.read(connection, 10);
+    expect(await me.ackBeforeRead(connection, [ids[2] as string])).toBe(ORPHANS_PENDING);
+    expect((await pending(redis(), shard.key, 'g')).map((p) => p[0])).toEqual(more);
+    expect(await me.ack(connection, more)).toBe(2);
+    expect(await me.ackBeforeRead(connection, [])).toBe(0);
     expect(await pending(redis(), shard.key, 'g')).toEqual([]);
-    // ids-only read + XRANGE: the entries come back when the position is right…
-    const more = await fill(redis(), shard.key, 3, 3);
-    const after = await me.ackAndReadAfter(connection, [], 2, ids[2] as string);
-    expect(after.kind === 'entries' && after.entries.map((e) => e[0].toString())).toEqual(
-      more.slice(0, 2),
-    );
-    // …and a wrong position is detected (the delivered entry stays pending for the claim phase)
-    expect(await me.ackAndReadAfter(connection, more.slice(0, 2), 5, ids[0] as string)).toEqual({
-      kind: 'orphans',
-    });
-    expect((await pending(redis(), shard.key, 'g')).map((p) => p[0])).toEqual([more[2]]);
-    await me.ack(connection, [more[2] as string]);
     await redis().xdel(shard.key, ids[2] as string);
     expect(await me.redeliver(connection, ids[2] as string)).toBeNull();
   });
 });
+
+/** `XINFO GROUPS` of `key` for `group` as a record, or null when there is none. */
+async function groupInfo(
+  redis: Redis,
+  key: string,
+  group: string,
+): Promise<Record<string, unknown> | null> {
+  const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+  for (const flat of groups) {
+    const record: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) record[String(flat[i])] = flat[i + 1];
+    if (record.name === group) return record;
+  }
+  return null;
+}
+
+/** Consumer names of `group` on `key`. */
+async function consumersOf(redis: Redis, key: string, group: string): Promise<string[]> {
+  const consumers = (await redis.xinfo('CONSUMERS', key, group)) as unknown[][];
+  return consumers.map((flat) => String(flat[1]));
+}

@@ -26,7 +26,7 @@ describe('ShardReader: network failures', () => {
     return started;
   };
 
-  it('watchdog: a black-holed connection in XREAD BLOCK is noticed within blockMs + grace and replaced', async () => {
+  it('watchdog: a black-holed connection in a blocking read is noticed within blockMs + grace and replaced', async () => {
     const shard = testShard(prefix, 'orders', 0);
     await grant(redis(), shard, 'g', 'm');
     await fill(redis(), shard.key, 3);

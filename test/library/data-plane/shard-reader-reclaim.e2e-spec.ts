@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useRedisPrefix } from '../../support/redis.js';
 import {
   fill,
+  gateOf,
   grant,
   pending,
   seqOf,
@@ -89,5 +90,53 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
     await grant(redis(), shard, 'g', 'late', 2);
     await waitFor(() => seen.length === 2, 'handled after the grant');
     expect(seen).toEqual([0, 1]);
+  });
+
+  it('waits for its read gate too: a token naming it without a gate delivers nothing until the coordinator ensures the gate', async () => {
+    const shard = testShard(prefix, 'orders', 3);
+    await fill(redis(), shard.key, 2);
+    await grant(redis(), shard, 'g', 'late');
+    await redis().del(gateOf(shard, 'g', 'late')); // as if the gate had gone missing
+    const seen: number[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'late',
+      handle: async (m) => void seen.push(seqOf(m.payload)),
+    });
+    reader.start();
+    await waitFor(() => reader.status === 'starting', 'starting');
+    await new Promise((resolve) => setTimeout(resolve, 150)); // bounded negative check
+    expect(seen).toEqual([]);
+    expect(await pending(redis(), shard.key, 'g').catch(() => [])).toEqual([]);
+    // a full heartbeat's ensure (the same grant again) re-creates the gate
+    await grant(redis(), shard, 'g', 'late');
+    await waitFor(() => seen.length === 2, 'handled once the gate exists');
+    expect(seen).toEqual([0, 1]);
+  });
+
+  it('re-creates a consumer group deleted under it and goes on reading', async () => {
+    const shard = testShard(prefix, 'orders', 4);
+    await grant(redis(), shard, 'g', 'm');
+    const seen: number[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      blockMs: 10_000,
+      handle: async (m) => void seen.push(seqOf(m.payload)),
+    });
+    reader.start();
+    await waitFor(() => reader.status === 'reading', 'reading');
+    await redis().xgroup('DESTROY', shard.key, 'g');
+    await waitFor(
+      async () => ((await redis().xinfo('GROUPS', shard.key)) as unknown[]).length === 1,
+      'group re-created',
+      5000,
+    );
+    await fill(redis(), shard.key, 2);
+    await waitFor(() => seen.length === 2, 'handled after the group came back', 5000);
+    expect(seen).toEqual([0, 1]);
+    expect(reader.status).toBe('reading');
   });
 });

@@ -21,6 +21,10 @@ describe('ShardReader: ordered handling, acks, stop', () => {
     await grant(redis(), shard, 'g1', 'm1');
     await fill(redis(), shard.key, 250);
     const seen: number[] = [];
+    const handledIds = new Set<string>();
+    const acked: string[] = [];
+    let ackedEarly = 0;
+    let ackedTwice = 0;
     let running = 0;
     let overlap = false;
     const reader = newReader({
@@ -34,17 +38,33 @@ describe('ShardReader: ordered handling, acks, stop', () => {
         if (message.deliveryCount !== 1) throw new Error('unexpected redelivery');
         await new Promise((resolve) => setTimeout(resolve, seen.length % 7 === 0 ? 2 : 0));
         seen.push(seqOf(message.payload));
+        handledIds.add(message.id);
         running--;
+      },
+      hooks: {
+        acked: (ids, sentAt) => {
+          for (const id of ids) {
+            if (!handledIds.has(id)) ackedEarly++;
+            if (acked.includes(id)) ackedTwice++;
+          }
+          if (!(sentAt <= performance.now())) ackedEarly++;
+          acked.push(...ids);
+        },
       },
     });
     reader.start();
     await waitFor(() => seen.length === 250, '250 handled');
-    // more entries while the reader waits in XREAD BLOCK
+    // more entries while the reader waits in its blocking read
     await fill(redis(), shard.key, 30, 250);
     await waitFor(() => seen.length === 280, '280 handled');
     expect(seen).toEqual(Array.from({ length: 280 }, (_, i) => i));
     expect(overlap).toBe(false);
     await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'all acked');
+    // the acked hook reported every entry once, in order, each after its handler resolved
+    await waitFor(() => acked.length === 280, 'every ack reported');
+    expect(acked).toEqual([...handledIds]);
+    expect(ackedEarly).toBe(0);
+    expect(ackedTwice).toBe(0);
     expect(reader.status).toBe('reading');
     expect(reader.counters.handled).toBe(280);
   });
@@ -146,7 +166,7 @@ describe('ShardReader: ordered handling, acks, stop', () => {
     expect(left).toEqual(ids.slice(2));
   });
 
-  it('stop() is immediate while the reader is blocked in XREAD BLOCK', async () => {
+  it('stop() is immediate while the reader is blocked in its blocking read', async () => {
     const shard = testShard(prefix, 'orders', 5);
     await grant(redis(), shard, 'g1', 'm1');
     await fill(redis(), shard.key, 2);

@@ -1,16 +1,30 @@
 import type { Cluster, Redis } from 'ioredis';
-import { ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  gateField,
+  ownerField,
+  shardGateKey,
+  shardMetaKey,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import { LuaScript } from '../redis/lua-script.js';
-import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT } from './fence.scripts.js';
+import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT, SHARD_DELETE_SCRIPT } from './fence.scripts.js';
 
-const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 1);
+const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 2);
 const releaseScript = new LuaScript(FENCE_RELEASE_SCRIPT, 1);
+const deleteScript = new LuaScript(SHARD_DELETE_SCRIPT, 2);
 
 /** Field of a shard's meta hash recording which decision the group's fence token reflects. */
 export function fenceOrderField(group: string): string {
   return `fence-order:${group}`;
+}
+
+/**
+ * Deletes a removed shard's data-plane keys in one same-slot script: the stream, its meta hash and
+ * every read gate left on it (see `SHARD_DELETE_SCRIPT`). Resolves to the number of keys deleted.
+ */
+export async function deleteShardKeys(redis: Redis | Cluster, shardKey: string): Promise<number> {
+  return (await deleteScript.run(redis, [shardKey, shardMetaKey(shardKey)], [])) as number;
 }
 
 /** Which decision a fence write carries: the group's incarnation (`createdAt`) and version. */
@@ -21,11 +35,12 @@ export interface FenceStamp {
 
 /**
  * Mirrors shard ownership decisions into the data plane: each shard's meta hash names the one
- * member allowed to read and ack it for a group. Members read and ack through Lua scripts that
- * check this field, so a member the coordinator no longer considers the owner is refused by Redis
- * itself (beyond Kafka: a zombie cut off from the coordinator can neither steal nor ack). Every
+ * member allowed to read and ack it for a group, and that member alone has a read gate (see
+ * `fence.scripts.ts`). Members ack through Lua scripts that check the token and read through
+ * their gate, so a member the coordinator no longer considers the owner is refused by Redis
+ * itself (beyond Kafka: a zombie cut off from the coordinator can neither read nor ack). Every
  * write is ordered by its {@link FenceStamp}, so writes may be delayed, repeated or re-applied
- * after a crash without ever undoing a newer decision.
+ * after a crash without ever undoing a newer decision. `ensure` re-creates a missing gate too.
  */
 export class FenceWriter {
   constructor(private readonly redis: Redis | Cluster) {}
@@ -75,8 +90,15 @@ export class FenceWriter {
       fenceOrderField(groupId),
       stamp.incarnation,
       stamp.version,
+      gateField(groupId),
+      groupId,
+      shardGateKey(shardKey, groupId, ''),
     ];
-    if (memberId !== undefined) args.push(memberId);
-    return script.run(this.redis, [shardMetaKey(shardKey)], args);
+    const keys = [shardMetaKey(shardKey)];
+    if (memberId !== undefined) {
+      args.push(memberId);
+      keys.push(shardGateKey(shardKey, groupId, memberId));
+    }
+    return script.run(this.redis, keys, args);
   }
 }

@@ -130,14 +130,14 @@ export function decodeEntry(
   let key: Buffer | undefined;
   let payload: Buffer | undefined;
   let headers: Buffer | undefined;
+  // field names compared byte by byte (Buffer#equals is a native call, costly for 3-7 bytes)
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const name = fields[i] as Buffer;
     if (name.length === 3) {
       if (name[0] === 0x6b && name[1] === 0x65 && name[2] === 0x79) key = fields[i + 1];
     } else if (name.length === 7) {
-      if (name[0] === 0x70) {
-        if (name.equals(PAYLOAD)) payload = fields[i + 1];
-      } else if (name[0] === 0x68 && name.equals(HEADERS)) headers = fields[i + 1];
+      if (isName(name, PAYLOAD)) payload = fields[i + 1];
+      else if (isName(name, HEADERS)) headers = fields[i + 1];
     }
   }
   if (key === undefined) throw new UndecodableEntryError(id, 'it has no "key" field');
@@ -156,11 +156,17 @@ export function decodeEntry(
     id,
     stream,
     shard,
-    key.toString('utf8'),
+    key.toString(), // UTF-8 (no argument: Node's fast path)
     value,
     headers === undefined ? NO_HEADERS : decodeHeaders(id, headers),
     deliveryCount,
   );
+}
+
+/** `name` (as long as `expected`) holds the bytes of `expected`. */
+function isName(name: Buffer, expected: Buffer): boolean {
+  for (let i = 0; i < expected.length; i++) if (name[i] !== expected[i]) return false;
+  return true;
 }
 
 function decodeHeaders(id: string, raw: Buffer): Readonly<Record<string, string>> {

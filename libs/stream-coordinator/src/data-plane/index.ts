@@ -8,6 +8,7 @@ export * from './json-payload.serializer.js';
 export { ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
 export * from './shard-commands.js';
 export * from './shard-message.js';
+export * from './shard-read-refused.error.js';
 export * from './shard-reader.js';
 export * from './shard-reader.options.js';
 export type * from './shard-reader.types.js';

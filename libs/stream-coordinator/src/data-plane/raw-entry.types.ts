@@ -12,9 +12,3 @@ export interface ClaimReply {
   /** Ids of pending entries that were deleted or trimmed (removed from the PEL by Redis). */
   deletedIds: string[];
 }
-
-/** Reply of the `ackAndRead` script, decoded. */
-export type AckAndReadReply =
-  | { kind: 'entries'; entries: RawStreamEntry[] }
-  | { kind: 'empty'; lastId: string }
-  | { kind: 'orphans' };

@@ -26,22 +26,50 @@ export class ReaderStoppedError extends Error {
 /** How long a graceful QUIT may take on close before the socket is dropped. */
 const QUIT_TIMEOUT_MS = 1000;
 
+/** A call in flight: when it must have answered, and how to end it early. */
+interface PendingCall {
+  readonly deadline: number;
+  readonly timeoutMs: number;
+  readonly abortable: boolean;
+  readonly connection: RedisConnection;
+  /** Settles the call with `error` (if it has not settled yet) and drops its connection. */
+  readonly abandon: (error: Error) => void;
+}
+
 /**
  * The dedicated connection of one shard reader. Every call runs against a deadline (the
- * watchdog) and, optionally, an abort signal: when either fires first the call is abandoned
- * (its late reply is ignored), the connection is dropped, and the next call gets a new one.
- * That makes a hung blocking read recoverable and `stop()` immediate without relying on the
+ * watchdog) and, when `abortable`, the reader's abort signal: when either fires first the call is
+ * abandoned (its late reply is ignored), the connection is dropped, and the next call gets a new
+ * one. That makes a hung blocking read recoverable and `stop()` immediate without relying on the
  * socket closing cleanly.
+ *
+ * Cheap per call (the read path makes one per batch): one abort listener for the reader's life,
+ * and one watchdog timer that is re-armed only when it fires while a call is still in flight (not
+ * a timer per call).
  */
 export class ReaderConnection {
   private current: RedisConnection | undefined;
+  private readonly calls = new Set<PendingCall>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
   /** Connections created so far. */
   created = 0;
 
   constructor(
     private readonly factory: () => RedisConnection,
     private readonly onConnectionError: (error: Error) => void,
-  ) {}
+    private readonly signal?: AbortSignal,
+  ) {
+    signal?.addEventListener(
+      'abort',
+      () => {
+        for (const call of this.calls) {
+          if (call.abortable) call.abandon(new ReaderStoppedError());
+        }
+      },
+      { once: true },
+    );
+  }
 
   /** The current connection, created on first use. */
   get(): RedisConnection {
@@ -56,48 +84,54 @@ export class ReaderConnection {
 
   /**
    * Runs `operation` on the current connection; rejects with {@link ReaderWatchdogError} after
-   * `timeoutMs`, or with {@link ReaderStoppedError} when `signal` aborts, dropping the connection.
+   * `timeoutMs`, or with {@link ReaderStoppedError} when the reader's signal aborts and the call
+   * is `abortable` (or the signal had aborted already), dropping the connection.
    */
   run<T>(
     operation: (connection: RedisConnection) => Promise<T>,
     timeoutMs: number,
-    signal?: AbortSignal,
+    abortable = false,
   ): Promise<T> {
-    if (signal?.aborted) return Promise.reject(new ReaderStoppedError());
+    if (abortable && this.signal?.aborted) return Promise.reject(new ReaderStoppedError());
     const connection = this.get();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const settle = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        return true;
+      const call: PendingCall = {
+        deadline: performance.now() + timeoutMs,
+        timeoutMs,
+        abortable,
+        connection,
+        abandon: (error) => {
+          if (settled) return;
+          settled = true;
+          this.calls.delete(call);
+          this.drop(connection);
+          reject(error);
+        },
       };
-      const onAbort = (): void => {
-        if (!settle()) return;
-        this.drop(connection);
-        reject(new ReaderStoppedError());
-      };
-      const timer = setTimeout(() => {
-        if (!settle()) return;
-        this.drop(connection);
-        reject(new ReaderWatchdogError(timeoutMs));
-      }, timeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      this.calls.add(call);
+      this.arm(call.deadline);
       let pending: Promise<T>;
       try {
         pending = operation(connection);
       } catch (error) {
-        if (settle()) reject(error);
+        settled = true;
+        this.calls.delete(call);
+        reject(error);
         return;
       }
       pending.then(
         (value) => {
-          if (settle()) resolve(value);
+          if (settled) return;
+          settled = true;
+          this.calls.delete(call);
+          resolve(value);
         },
         (error: unknown) => {
-          if (settle()) reject(error);
+          if (settled) return;
+          settled = true;
+          this.calls.delete(call);
+          reject(error);
         },
       );
     });
@@ -117,6 +151,7 @@ export class ReaderConnection {
 
   /** Closes the current connection: QUIT, or a plain disconnect if that does not answer soon. */
   async close(): Promise<void> {
+    this.disarm();
     const connection = this.current;
     this.current = undefined;
     if (connection === undefined) return;
@@ -133,5 +168,34 @@ export class ReaderConnection {
     ]);
     clearTimeout(timer);
     connection.disconnect();
+  }
+
+  /** Makes sure the watchdog timer fires by `deadline` (an earlier one stays). */
+  private arm(deadline: number): void {
+    if (this.timer !== undefined && this.timerAt <= deadline) return;
+    this.disarm();
+    this.timerAt = deadline;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, deadline - performance.now()));
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** The watchdog timer: abandon the calls past their deadline, re-arm for the others. */
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    // timers may fire a little early relative to performance.now(): allow 1 ms
+    const now = performance.now() + 1;
+    let next = Number.POSITIVE_INFINITY;
+    // (deleting from a Set while iterating it is safe: abandon() removes the call)
+    for (const call of this.calls) {
+      if (call.deadline <= now) call.abandon(new ReaderWatchdogError(call.timeoutMs));
+      else next = Math.min(next, call.deadline);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
   }
 }

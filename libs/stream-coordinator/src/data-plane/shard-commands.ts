@@ -1,33 +1,45 @@
-import { shardMetaKey } from '../protocol/key-space.js';
+import { shardGateKey, shardMetaKey } from '../protocol/key-space.js';
 import { runScript, type LuaScript, type ScriptArgument } from '../redis/lua-script.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { FencedError } from './fenced.error.js';
-import type { AckAndReadReply, ClaimReply, RawStreamEntry } from './raw-entry.types.js';
-import { ACK_AND_READ_SCRIPT } from './scripts/ack-and-read.script.js';
+import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
+import { ACK_BEFORE_READ_SCRIPT } from './scripts/ack-before-read.script.js';
 import { ACK_SCRIPT } from './scripts/ack.script.js';
 import { ACQUIRE_SCRIPT } from './scripts/acquire.script.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
+import { ShardReadRefusedError } from './shard-read-refused.error.js';
 
 /** Every fenced data-plane script. @publicApi */
 export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
   CLAIM_SCRIPT,
-  ACK_AND_READ_SCRIPT,
+  ACK_BEFORE_READ_SCRIPT,
   ACK_SCRIPT,
   REDELIVER_SCRIPT,
 ];
 
+/** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
+export const ORPHANS_PENDING = -1;
+
+type XReadGroupReply = Array<[key: Buffer, entries: Array<[id: Buffer, fields: Buffer[]]>]> | null;
+
 /**
- * The fenced data-plane commands of one member on one shard for one group. Every method runs
- * one same-slot Lua script (KEYS: the shard stream and its meta hash) and rejects with
- * {@link FencedError} when the fence does not name `memberId`.
+ * The data-plane commands of one member on one shard for one group.
+ *
+ * Acks, claims and redeliveries run one same-slot Lua script each (KEYS: the shard stream and its
+ * meta hash) and reject with {@link FencedError} when the fence token does not name `memberId`.
+ * Reads are one plain `XREADGROUP` through this member's read gate (`gateKey`, see
+ * `shardGateKey`): it delivers nothing unless the gate exists, which the coordinator ensures only
+ * while the token names this member.
  *
  * @publicApi
  */
 export class ShardCommands {
   /** The shard's meta hash. */
   readonly metaKey: string;
+  /** This member's read gate on the shard for the group. */
+  readonly gateKey: string;
   private readonly head: readonly string[];
 
   constructor(
@@ -36,12 +48,23 @@ export class ShardCommands {
     readonly memberId: string,
   ) {
     this.metaKey = shardMetaKey(key);
+    this.gateKey = shardGateKey(key, group, memberId);
     this.head = [key, this.metaKey, group, memberId];
   }
 
-  /** Fence check, then create the consumer group if missing. */
-  async acquire(connection: RedisConnection): Promise<void> {
-    await this.run(connection, ACQUIRE_SCRIPT, [], false);
+  /**
+   * Fence check, then gate check, then create the consumer group if missing. Resolves `ready`,
+   * or `no-gate` when the fence names this member but its read gate does not exist (yet).
+   */
+  async acquire(connection: RedisConnection): Promise<'ready' | 'no-gate'> {
+    const args = [this.key, this.metaKey, this.gateKey, this.group, this.memberId];
+    let reply: unknown;
+    try {
+      reply = await runScript(connection, ACQUIRE_SCRIPT, args, false);
+    } catch (error) {
+      throw FencedError.fromReply(error, this.key, this.group, this.memberId) ?? error;
+    }
+    return reply === 'NOGATE' ? 'no-gate' : 'ready';
   }
 
   /** Fence check, then take over up to `count` pending entries from `cursor` (XAUTOCLAIM). */
@@ -58,62 +81,61 @@ export class ShardCommands {
     };
   }
 
-  /** Fence check, XACK `acks`, then read up to `count` new entries (see the script). */
-  async ackAndRead(
-    connection: RedisConnection,
-    acks: readonly string[],
-    count: number,
-  ): Promise<AckAndReadReply> {
-    const reply = (await this.run(
-      connection,
-      ACK_AND_READ_SCRIPT,
-      [count, 'entries', ...acks],
-      true,
-    )) as [1, RawStreamEntry[]] | [0, Buffer] | [2];
-    if (reply[0] === 1) return { kind: 'entries', entries: reply[1] };
-    if (reply[0] === 0) return { kind: 'empty', lastId: reply[1].toString('latin1') };
-    return { kind: 'orphans' };
+  /**
+   * Fence check, XACK `acks`, then the orphan check (see the `ackBeforeRead` script): resolves
+   * to the acked count, or {@link ORPHANS_PENDING} when entries are pending on this member that
+   * it never saw. Send it right before {@link read} on the same connection.
+   */
+  async ackBeforeRead(connection: RedisConnection, acks: readonly string[]): Promise<number> {
+    return (await this.run(connection, ACK_BEFORE_READ_SCRIPT, acks, false)) as number;
   }
 
   /**
-   * Same as {@link ackAndRead} when the group's last delivered id is known to be `afterId`
-   * (the last id this member read): the script returns only the ids it delivered and a plain
-   * `XRANGE <key> (<afterId> + COUNT <count>` sent right behind it fetches the fields. If the
-   * XRANGE does not hold exactly the delivered entries (a concurrent delete, or `afterId` was
-   * not the group's position), the reply is `orphans`: the claim phase then takes the
-   * delivered entries from the pending list, so nothing is lost.
+   * The gated read: `XREADGROUP GROUP <group> <memberId> COUNT <count> [BLOCK <blockMs>] STREAMS
+   * <gateKey> <key> > >`. Resolves to the new entries (none after a block timed out).
+   *
+   * @throws ShardReadRefusedError when the gate or the consumer group is missing, or a blocked
+   *   read was ended by a deletion (nothing was delivered).
    */
-  async ackAndReadAfter(
+  async read(
     connection: RedisConnection,
-    acks: readonly string[],
     count: number,
-    afterId: string,
-  ): Promise<AckAndReadReply> {
-    const script = this.run(connection, ACK_AND_READ_SCRIPT, [count, 'ids', ...acks], true);
-    const range = connection.xrangeBuffer(this.key, `(${afterId}`, '+', 'COUNT', count);
-    let reply: [3, number, Buffer, Buffer] | [0, Buffer] | [2];
+    blockMs?: number,
+  ): Promise<RawStreamEntry[]> {
+    let reply: XReadGroupReply;
     try {
-      reply = (await script) as typeof reply;
+      reply = (await (blockMs === undefined
+        ? connection.xreadgroupBuffer(
+            'GROUP',
+            this.group,
+            this.memberId,
+            'COUNT',
+            count,
+            'STREAMS',
+            this.gateKey,
+            this.key,
+            '>',
+            '>',
+          )
+        : connection.xreadgroupBuffer(
+            'GROUP',
+            this.group,
+            this.memberId,
+            'COUNT',
+            count,
+            'BLOCK',
+            blockMs,
+            'STREAMS',
+            this.gateKey,
+            this.key,
+            '>',
+            '>',
+          ))) as unknown as XReadGroupReply;
     } catch (error) {
-      range.catch(() => undefined);
-      throw error;
+      throw ShardReadRefusedError.fromReply(error, this.key, this.gateKey) ?? error;
     }
-    const entries = (await range) as unknown as RawStreamEntry[];
-    if (reply[0] === 0) return { kind: 'empty', lastId: reply[1].toString('latin1') };
-    if (reply[0] === 2) return { kind: 'orphans' };
-    const delivered = reply[1];
-    const first = entries[0];
-    const last = entries[delivered - 1];
-    if (
-      first === undefined ||
-      last === undefined ||
-      !first[0].equals(reply[2]) ||
-      !last[0].equals(reply[3])
-    ) {
-      return { kind: 'orphans' };
-    }
-    if (entries.length > delivered) entries.length = delivered;
-    return { kind: 'entries', entries };
+    // The gate never holds entries, so the reply names the shard alone (or is null).
+    return reply === null ? [] : (reply[0]?.[1] ?? []);
   }
 
   /** Fence check, then XACK `ids` (none: only the fence check). Resolves to the acked count. */

@@ -36,7 +36,7 @@ export interface ShardReaderOptions {
   handle: (message: StreamShardMessage) => Promise<void>;
   /** Entries per read. Default 100. */
   batchSize?: number;
-  /** How long one `XREAD BLOCK` waits. Default 2000 ms. */
+  /** How long one blocking read waits while the shard has nothing new. Default 2000 ms. */
   blockMs?: number;
   /** Deliveries before a failing message is dead-lettered (reclaims count). Default 5. */
   maxDeliveries?: number;
@@ -57,6 +57,13 @@ export interface ShardReaderOptions {
    * connection closed. Not called on `stop()`.
    */
   onLost?: (reason: ShardLostReason) => void;
+  /**
+   * Called synchronously before every handler call (retries included). It may stop this reader
+   * (`stop()`), for instance because the member's lease on its shards ran out (self-fencing after
+   * an event-loop stall or a freeze): the message is then not handled and stays pending for the
+   * shard's next owner. Must be cheap.
+   */
+  beforeHandle?: () => void;
   /**
    * Extra time a Redis call may take beyond its expected duration before the watchdog
    * abandons the connection and creates a new one: a blocking read gets `blockMs` + this, any
@@ -81,12 +88,19 @@ export interface ShardReaderOptions {
 export interface ResolvedShardReaderOptions extends Required<
   Omit<
     ShardReaderOptions,
-    'limiter' | 'hooks' | 'onLost' | 'retry' | 'reconnectBackoff' | 'acquireBackoff'
+    | 'limiter'
+    | 'hooks'
+    | 'onLost'
+    | 'beforeHandle'
+    | 'retry'
+    | 'reconnectBackoff'
+    | 'acquireBackoff'
   >
 > {
   limiter: ConcurrencyLimiter | undefined;
   hooks: ShardReaderHooks;
   onLost: ((reason: ShardLostReason) => void) | undefined;
+  beforeHandle: (() => void) | undefined;
   retry: ResolvedBackoff;
   reconnectBackoff: ResolvedBackoff;
   acquireBackoff: ResolvedBackoff;
@@ -131,6 +145,7 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
     hooks: options.hooks ?? {},
     logger: options.logger ?? SILENT_LOGGER,
     onLost: options.onLost,
+    beforeHandle: options.beforeHandle,
     maxAckDelayMs: integer('maxAckDelayMs', options.maxAckDelayMs ?? 1000, 0),
     watchdogGraceMs: integer('watchdogGraceMs', options.watchdogGraceMs ?? 3000, 1),
     reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, 100, 5000),

@@ -2,10 +2,12 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { toError } from './dead-letter.js';
 import { FencedError } from './fenced.error.js';
-import { MessageRunner } from './message-runner.js';
+import { MessageRunner, type Outcome } from './message-runner.js';
 import type { RawStreamEntry } from './raw-entry.types.js';
 import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
-import { ShardCommands } from './shard-commands.js';
+import { ORPHANS_PENDING, ShardCommands } from './shard-commands.js';
+import type { ShardMessage } from './shard-message.js';
+import { ShardReadRefusedError } from './shard-read-refused.error.js';
 import {
   resolveShardReaderOptions,
   type ResolvedShardReaderOptions,
@@ -17,16 +19,59 @@ import type {
   ShardReaderStatus,
 } from './shard-reader.types.js';
 
+/** Marks "the handler did not throw" (a handler may throw anything, `undefined` included). */
+const NOT_THROWN: unique symbol = Symbol('not thrown');
+
+/** What {@link corkSockets} needs of a socket. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
+ * Corks the sockets a connection writes to (a standalone client's one, or every node of a
+ * Cluster client), so that the commands issued until {@link uncorkSockets} leave in one write —
+ * one packet, one read and one wake-up for Redis. Only sockets of `ready` clients are corked
+ * (their commands are written at once); anything else just writes as usual.
+ */
+function corkSockets(connection: RedisConnection): Corkable[] {
+  const corked: Corkable[] = [];
+  const clients = 'nodes' in connection ? connection.nodes('master') : [connection];
+  for (const client of clients) {
+    if (client.status !== 'ready') continue;
+    const socket = (client as { stream?: Partial<Corkable> }).stream;
+    if (typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') continue;
+    socket.cork();
+    corked.push(socket as Corkable);
+  }
+  return corked;
+}
+
+/** Undoes {@link corkSockets}: the buffered commands are written now. */
+function uncorkSockets(corked: readonly Corkable[]): void {
+  for (const socket of corked) socket.uncork();
+}
+
 /** Where the read loop resumes after an error. */
 type Phase = 'group' | 'claim' | 'read';
 
 /**
  * Reads and handles one owned shard for one group, on its own dedicated connection.
  *
- * Life cycle: {@link start} → wait until the shard's fence names this member and make sure the
- * consumer group exists → take over the pending entries earlier owners left (XAUTOCLAIM, in id
- * order, handled before anything new) → read new entries (`ackAndRead`, then `XREAD BLOCK` on
- * the stream's last id when there is nothing new) until {@link stop} or until the shard is lost.
+ * Life cycle: {@link start} → wait until the shard's fence names this member and its read gate
+ * is open, and make sure the consumer group exists → take over the pending entries earlier owners
+ * left (XAUTOCLAIM, in id order, handled before anything new) → read new entries until
+ * {@link stop} or until the shard is lost. Each read turn is one round trip: the fenced ack of the
+ * batch handled last (Lua, returns an integer) and, right behind it on the same connection, one
+ * plain `XREADGROUP … BLOCK <blockMs> STREAMS <gate> <shard> > >` (no Lua: Redis hands the
+ * entries over without converting them to Lua values, and the blocking read doubles as the wait
+ * when the shard is idle).
+ *
+ * How reads are fenced without Lua: the coordinator keeps a read gate — an empty stream carrying
+ * the group's consumer group — for the owner only, and deletes it in the same script that moves
+ * the fence token. Redis checks every key's consumer group before it serves anything, so without
+ * its gate a member reads nothing (`NOGROUP`), and a read blocked at that moment ends at once
+ * (`UNBLOCKED`). Acks, claims and redeliveries stay fenced by the token, inside Lua.
  *
  * Guarantees:
  * - messages of the shard are handled strictly one after another, in entry order;
@@ -38,7 +83,9 @@ type Phase = 'group' | 'claim' | 'read';
  *   until `maxDeliveries`, then dead-lettered and acknowledged; an undecodable one at once;
  * - Redis errors never end the reader: it keeps the shard, backs off, recreates its connection
  *   when needed (a watchdog replaces a connection whose call does not answer in time), and
- *   re-runs the claim phase so no entry stays stuck in its pending list;
+ *   re-runs the claim phase so no entry stays stuck in its pending list — also when a read's
+ *   reply was lost without an error (ioredis re-sends unanswered commands after a reconnect):
+ *   the ack in front of every read checks that nothing unseen is pending on this member;
  * - `stop()` is prompt (a blocked read is abandoned at once), waits for the in-flight handler,
  *   acknowledges what was handled and closes the connection.
  *
@@ -68,8 +115,6 @@ export class ShardReader {
   private currentStatus: ShardReaderStatus = 'idle';
   private running: Promise<void> | undefined;
   private acks: string[] = [];
-  /** The last id this member read from the group (its position), when known. */
-  private position: string | undefined;
   private busy: number | undefined;
   private progressAt = performance.now();
   private lastCallAt = performance.now();
@@ -81,15 +126,20 @@ export class ShardReader {
   constructor(options: ShardReaderOptions) {
     this.options = resolveShardReaderOptions(options);
     this.commands = new ShardCommands(this.options.key, this.options.group, this.options.memberId);
-    this.connection = new ReaderConnection(this.options.createConnection, (error) => {
-      this.options.logger.debug?.(`${this.label}: connection error: ${error.message}`);
-    });
+    this.connection = new ReaderConnection(
+      this.options.createConnection,
+      (error) => {
+        this.options.logger.debug?.(`${this.label}: connection error: ${error.message}`);
+      },
+      this.abort.signal,
+    );
     this.runner = new MessageRunner({
       options: this.options,
       commands: this.commands,
       counters: this.counters,
       signal: this.abort.signal,
       call: (operation) => this.call(operation),
+      lastProgressAt: () => this.progressAt,
       handlerStarted: (at) => {
         this.busy = at;
       },
@@ -170,7 +220,7 @@ export class ShardReader {
 
   private async run(): Promise<void> {
     try {
-      if (await this.acquire()) await this.loop();
+      if (await this.acquire(true)) await this.loop();
     } catch (error) {
       if (error instanceof FencedError) this.markLost(error);
       else
@@ -181,29 +231,45 @@ export class ShardReader {
     await this.finish();
   }
 
-  /** Waits until the fence names this member (the coordinator may still be writing it). */
-  private async acquire(): Promise<boolean> {
-    this.setStatus('starting');
+  /**
+   * Waits until the fence names this member and its read gate is open (the coordinator may still
+   * be writing them), creating the shard's consumer group if it is missing. Resolves `false` when
+   * the reader stops first; rejects with {@link FencedError} when the fence names someone else.
+   * Waiting for a fence that names another member counts as a refusal too, so a reader started
+   * before the grant landed keeps polling (see the first call's `initial`).
+   */
+  private async acquire(initial: boolean): Promise<boolean> {
+    if (initial) this.setStatus('starting');
     let refusals = 0;
+    let gateRefusals = 0;
     while (!this.abort.signal.aborted) {
+      let waitingFor: string;
       try {
-        await this.call((c) => this.commands.acquire(c));
-        return true;
+        if ((await this.call((c) => this.commands.acquire(c))) === 'ready') return true;
+        waitingFor = `its read gate ${this.commands.gateKey}`;
+        // The coordinator writes token and gate in one script, so this lasts only if the gate
+        // was removed by hand, or the coordinator predates read gates.
+        if (++gateRefusals % 200 === 20) {
+          this.options.logger.warn(
+            `${this.label}: the fence names ${this.options.memberId} but its read gate ${this.commands.gateKey} does not exist; waiting (a coordinator that writes read gates creates it on the next full heartbeat)`,
+          );
+        }
       } catch (error) {
         if (!(error instanceof FencedError)) {
           if (!this.abort.signal.aborted) await this.recover(toError(error));
           continue;
         }
-        refusals++;
-        if (refusals === 1 || refusals % 50 === 0) {
-          this.options.logger.debug?.(
-            `${this.label}: waiting for the fence to name ${this.options.memberId} (owner ${error.currentOwner ?? '(none)'})`,
-          );
-        }
-        const delay = backoffDelay(this.options.acquireBackoff, refusals);
-        this.touch(delay);
-        await sleep(delay, this.abort.signal);
+        // Later acquires run while the shard is ours: a moved fence means it is lost.
+        if (!initial) throw error;
+        waitingFor = `the fence to name ${this.options.memberId} (owner ${error.currentOwner ?? '(none)'})`;
       }
+      refusals++;
+      if (refusals === 1 || refusals % 50 === 0) {
+        this.options.logger.debug?.(`${this.label}: waiting for ${waitingFor}`);
+      }
+      const delay = backoffDelay(this.options.acquireBackoff, refusals);
+      this.touch(delay);
+      await sleep(delay, this.abort.signal);
     }
     return false;
   }
@@ -213,12 +279,11 @@ export class ShardReader {
     while (!this.abort.signal.aborted) {
       try {
         if (phase === 'group') {
-          await this.call((c) => this.commands.acquire(c));
+          if (!(await this.acquire(false))) break;
           phase = 'claim';
         }
         if (phase === 'claim') {
           this.setStatus('claiming');
-          this.position = undefined;
           await this.claimPending();
           if (this.abort.signal.aborted) break;
           this.setStatus('reading');
@@ -228,6 +293,13 @@ export class ShardReader {
       } catch (error) {
         if (error instanceof FencedError) throw error;
         if (this.abort.signal.aborted) break;
+        if (error instanceof ShardReadRefusedError) {
+          // Gate gone (the fence moved: acquire reports the loss), or the consumer group
+          // missing (acquire re-creates it). Nothing was delivered.
+          this.options.logger.debug?.(`${this.label}: ${error.message}`);
+          phase = 'group';
+          continue;
+        }
         phase = error instanceof Error && error.message.startsWith('NOGROUP') ? 'group' : 'claim';
         await this.recover(toError(error));
       }
@@ -252,41 +324,92 @@ export class ShardReader {
     } while (cursor !== '0-0' && !this.abort.signal.aborted);
   }
 
-  /** One read turn. Resolves `true` when the claim phase must run again. */
+  /**
+   * One read turn: the fenced ack of the last batch and the gated blocking read, sent together
+   * (one round trip), then the batch read is handled. Resolves `true` when the claim phase must
+   * run again (entries are pending on this member that it never saw).
+   */
   private async readOnce(): Promise<boolean> {
-    const { batchSize } = this.options;
-    const after = this.position;
-    this.position = undefined;
-    const reply = await this.call((c) =>
-      after === undefined
-        ? this.commands.ackAndRead(c, this.acks, batchSize)
-        : this.commands.ackAndReadAfter(c, this.acks, batchSize, after),
-    );
-    this.acks = [];
-    if (reply.kind === 'entries') {
-      const last = reply.entries[reply.entries.length - 1] as RawStreamEntry;
-      const position = last[0].toString('latin1');
-      await this.handleBatch(reply.entries);
-      this.position = position;
-      return false;
+    const { batchSize, blockMs, watchdogGraceMs } = this.options;
+    const acks = this.acks;
+    let orphans = false;
+    let entries: RawStreamEntry[];
+    try {
+      entries = await this.guarded(
+        async (c) => {
+          const sentAt = performance.now();
+          // both commands in one socket write (one packet, one read and one wake-up for Redis)
+          const corked = corkSockets(c);
+          let acked: Promise<number>;
+          let read: Promise<RawStreamEntry[]>;
+          try {
+            acked = this.commands.ackBeforeRead(c, acks);
+            read = this.commands.read(c, batchSize, blockMs);
+          } finally {
+            uncorkSockets(corked);
+          }
+          let reply: number;
+          try {
+            reply = await acked;
+          } catch (error) {
+            read.catch(() => undefined);
+            throw error;
+          }
+          this.acknowledged(acks, sentAt);
+          if (reply !== ORPHANS_PENDING) return read;
+          // Abandon the read (it may be blocked): the claim phase takes its entries over too.
+          orphans = true;
+          read.catch(() => undefined);
+          this.connection.drop(c);
+          return [];
+        },
+        blockMs + watchdogGraceMs,
+        true,
+      );
+    } catch (error) {
+      if (error instanceof ReaderStoppedError) return false;
+      throw error;
     }
-    if (reply.kind === 'empty') {
-      await this.waitForEntries(reply.lastId);
-      this.position = reply.lastId;
-      return false;
+    if (orphans) {
+      this.options.logger.warn(
+        `${this.label}: entries were delivered to ${this.options.memberId} but not seen (a reply lost on a broken connection); reclaiming them`,
+      );
+      return true;
     }
-    this.options.logger.warn(
-      `${this.label}: entries were delivered to ${this.options.memberId} but not seen (a reply lost on a broken connection, or entries deleted meanwhile); reclaiming them`,
-    );
-    return true;
+    if (entries.length > 0) await this.handleBatch(entries);
+    return false;
   }
 
   private async handleBatch(entries: readonly RawStreamEntry[]): Promise<void> {
+    const runner = this.runner;
+    const handle = this.options.handle;
+    const signal = this.abort.signal;
+    const beforeHandle = this.options.beforeHandle;
     for (let i = 0; i < entries.length; i++) {
-      if (this.abort.signal.aborted) return;
+      // (the gate may stop this reader, e.g. when the member's lease ran out during a stall)
+      beforeHandle?.();
+      if (signal.aborted) return;
       const entry = entries[i] as RawStreamEntry;
-      const id = entry[0].toString('latin1');
-      const outcome = await this.runner.run(id, entry[1], entry[2] ?? 1);
+      const id = entry[0].toString(); // ASCII; no argument: Node's fast path
+      const fields = entry[1];
+      const message = runner.prepare(id, fields, entry[2] ?? 1);
+      let outcome: Outcome;
+      if (message === null) outcome = await runner.run(id, fields, entry[2] ?? 1);
+      else if (message === undefined) {
+        outcome = await runner.deliver(id, fields, runner.lastPrepared as ShardMessage);
+      } else {
+        // the fast path: one handler call, awaited here (see MessageRunner)
+        let thrown: unknown = NOT_THROWN;
+        try {
+          await handle(message);
+        } catch (error) {
+          thrown = error;
+        }
+        outcome =
+          thrown === NOT_THROWN
+            ? runner.succeeded(message)
+            : await runner.failed(id, fields, message, thrown);
+      }
       if (outcome === 'ack') {
         this.acks.push(id);
         if (this.progressAt - this.lastCallAt >= this.options.maxAckDelayMs) await this.flushAcks();
@@ -294,25 +417,22 @@ export class ShardReader {
     }
   }
 
-  /** Blocks until the stream has an entry after `lastId` (or `blockMs` passes). */
-  private async waitForEntries(lastId: string): Promise<void> {
-    const { blockMs, key, watchdogGraceMs } = this.options;
-    try {
-      await this.guarded(
-        (c) => c.xread('COUNT', 1, 'BLOCK', blockMs, 'STREAMS', key, lastId),
-        blockMs + watchdogGraceMs,
-        this.abort.signal,
-      );
-    } catch (error) {
-      if (error instanceof ReaderStoppedError) return;
-      throw error;
-    }
-  }
-
   private async flushAcks(): Promise<void> {
     const acks = this.acks;
+    const sentAt = performance.now();
     await this.call((c) => this.commands.ack(c, acks));
+    this.acknowledged(acks, sentAt);
+  }
+
+  /** A fenced ack of `acks` sent at `sentAt` succeeded: forget them, tell the `acked` hook. */
+  private acknowledged(acks: readonly string[], sentAt: number): void {
     if (this.acks === acks) this.acks = [];
+    if (acks.length === 0 || this.options.hooks.acked === undefined) return;
+    try {
+      this.options.hooks.acked(acks, sentAt);
+    } catch {
+      // hooks must not disturb the reader
+    }
   }
 
   /** A short Redis call under the watchdog. */
@@ -323,11 +443,11 @@ export class ShardReader {
   private async guarded<T>(
     operation: (connection: RedisConnection) => Promise<T>,
     timeoutMs: number,
-    signal?: AbortSignal,
+    abortable = false,
   ): Promise<T> {
     this.touch(timeoutMs);
     try {
-      const value = await this.connection.run(operation, timeoutMs, signal);
+      const value = await this.connection.run(operation, timeoutMs, abortable);
       this.consecutiveErrors = 0;
       this.counters.connectionsCreated = this.connection.created;
       this.touch(0);

@@ -2,8 +2,8 @@ import type { StreamShardMessage } from '../interfaces/stream-shard-message.inte
 
 /**
  * Where a shard reader is in its life:
- * `idle` (constructed) → `starting` (waiting for the fence to name this member, creating the
- * consumer group) → `claiming` (taking over and handling earlier owners' pending entries) →
+ * `idle` (constructed) → `starting` (waiting for the fence to name this member and for its read
+ * gate, creating the consumer group) → `claiming` (taking over and handling earlier owners' pending entries) →
  * `reading` (new entries) → `stopping` → `stopped`; or → `lost` when the fence moved.
  * After a Redis error it goes back to `claiming` once Redis answers again.
  *
@@ -42,6 +42,13 @@ export type DeadLetterReason = 'max-deliveries' | 'undecodable';
 export interface ShardReaderHooks {
   /** A handler call resolved after `durationMs`. */
   handled?(durationMs: number, message: StreamShardMessage): void;
+  /**
+   * A fenced ack of these entry ids succeeded (Redis answered): they are acknowledged. Called
+   * once per ack call, in ack order, as soon as the reply arrives; `sentAt` is when the ack was
+   * sent (`performance.now()`), so Redis applied it between `sentAt` and now. After a lost
+   * reply an id may be reported again.
+   */
+  acked?(ids: readonly string[], sentAt: number): void;
   /** A handler call threw `error`. */
   failed?(error: Error, message: StreamShardMessage): void;
   /** A failed message is about to be redelivered (after the backoff). */

@@ -4,8 +4,11 @@
  * Data-plane keys (one hash tag per shard, so shards spread across Redis Cluster slots; a shard's
  * stream and its meta hash share the tag, so same-slot Lua can check both):
  * - `<prefix>:{<stream>:<shard>}` — the shard's Redis Stream.
- * - `<prefix>:{<stream>:<shard>}:meta` — hash: `state` (`open`/`closed`) and `owner:<group>`
- *   (the fence token of the member allowed to read and ack for that group).
+ * - `<prefix>:{<stream>:<shard>}:meta` — hash: `state` (`open`/`closed`), `owner:<group>`
+ *   (the fence token of the member allowed to read and ack for that group) and `gate:<group>`
+ *   (the key of that member's read gate).
+ * - `<prefix>:{<stream>:<shard>}:gate:<group>:<memberId>` — the read gate: an empty stream with a
+ *   consumer group `<group>`, present only while `<memberId>` owns the shard for `<group>`.
  * - `<prefix>:{<stream>}:dlq` — the stream's dead-letter stream.
  *
  * Control-plane keys (one tag per group; stream metadata under its own tag):
@@ -121,6 +124,32 @@ export function shardMetaKey(shardKey: string): string {
  */
 export function ownerField(group: string): string {
   return `owner:${group}`;
+}
+
+/**
+ * The read gate of `memberId` on a shard for `group`: an empty stream carrying a consumer group
+ * named `group`, which the coordinator creates with the grant and deletes when the shard moves or
+ * is released (in the same script as the fence token). The member reads with one plain
+ * `XREADGROUP GROUP <group> <memberId> … STREAMS <gate> <shardKey> > >`: Redis checks the
+ * consumer group of every key before serving any, so without its gate a member reads nothing.
+ * Same hash tag as the shard (the shard key's tag comes first), so same slot. Group names have no
+ * `:` (`NAME_PATTERN`), so the key is unambiguous; it is `shardGateKey(shardKey, group, '')`
+ * followed by the member id.
+ *
+ * @publicApi
+ */
+export function shardGateKey(shardKey: string, group: string, memberId: string): string {
+  return `${shardKey}:gate:${group}:${memberId}`;
+}
+
+/**
+ * Field of a shard's meta hash recording the key of `group`'s current read gate (so a release,
+ * a move or the deletion of the shard finds every gate to delete).
+ *
+ * @publicApi
+ */
+export function gateField(group: string): string {
+  return `gate:${group}`;
 }
 
 /**

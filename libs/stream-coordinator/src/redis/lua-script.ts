@@ -54,7 +54,7 @@ export function runScript(
   args: readonly ScriptArgument[],
   buffers = false,
 ): Promise<unknown> {
-  defineScripts(connection, [script]);
+  if (defined.get(connection)?.has(script.name) !== true) defineScripts(connection, [script]);
   const method = (connection as unknown as Record<string, ScriptMethod | undefined>)[
     buffers ? `${script.name}Buffer` : script.name
   ];

@@ -11,7 +11,7 @@ export type RedisConnection = Redis | Cluster;
 /**
  * What a connection is used for:
  * - `command` — the shared connection for publishing and short commands;
- * - `reader` — a dedicated connection of one shard reader (it blocks in `XREAD BLOCK`, so it is
+ * - `reader` — a dedicated connection of one shard reader (it blocks in `XREADGROUP … BLOCK`, so it is
  *   never shared), tuned so that commands fail fast instead of queuing for ever;
  * - `subscriber` — a pub/sub connection.
  *

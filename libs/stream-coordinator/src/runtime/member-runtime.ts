@@ -36,6 +36,9 @@ export interface MemberRuntimeStatus {
   readonly lastError: string | null;
 }
 
+/** Longest the join waits for the nudge subscription (fast hand-off) before it goes ahead. */
+const NUDGE_SUBSCRIBE_WAIT_MS = 2000;
+
 /** Share of the session timeout kept in hand when self-fencing (stop before it runs out). */
 const SELF_FENCE_MARGIN = 0.25;
 
@@ -143,8 +146,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       beforeHandle: () => this.checkSelfFence(),
     });
     this.events.emit('joining', { memberId });
-    void this.subscribeToNudges();
     this.fenceTimer = setInterval(() => this.checkSelfFence(), 100);
+    // Subscribe to the nudge channel before the join (bounded): the nudge announcing the shards
+    // released for this member can come right after the join, and must not find it deaf.
+    await withTimeout(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
     this.heartbeatNow();
   }
 

@@ -1,4 +1,4 @@
-export * from './ack-and-read.script.js';
+export * from './ack-before-read.script.js';
 export * from './ack.script.js';
 export * from './acquire.script.js';
 export * from './claim.script.js';

@@ -1,0 +1,45 @@
+import { Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs';
+import { HandledRecorder } from './handled-recorder.js';
+
+/**
+ * Records every ack batch Redis accepted to `RECORD_FILE` (one `{"a": [ids], "m", "s", "t", "t0",
+ * "st"}` line per fenced ack), from the readers' `acked` activity, so the tests' invariant checker
+ * knows which entries were acknowledged, by whom and when. Does nothing without `RECORD_FILE`.
+ */
+@Injectable()
+export class AckRecorder implements OnModuleInit, OnApplicationShutdown {
+  private memberId = '';
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(
+    private readonly events: MemberRuntimeEvents,
+    private readonly recorder: HandledRecorder,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.recorder.enabled) return;
+    this.unsubscribe.push(
+      this.events.onLifecycle((type, data) => {
+        if (type === 'joining') this.memberId = (data as { memberId: string }).memberId;
+      }),
+      this.events.onActivity((activity) => {
+        const acked = activity.acked;
+        if (acked === undefined) return;
+        this.recorder.recordAck({
+          a: acked.ids,
+          m: this.memberId,
+          s: activity.shard.shard,
+          t: performance.timeOrigin + performance.now(),
+          t0: performance.timeOrigin + acked.sentAt,
+          st: activity.shard.stream,
+        });
+      }),
+    );
+  }
+
+  /** After the runtime stopped its readers (their final acks are recorded too). */
+  onApplicationShutdown(): void {
+    for (const stop of this.unsubscribe.splice(0)) stop();
+  }
+}

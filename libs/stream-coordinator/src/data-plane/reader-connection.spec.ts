@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
+
+/** A stand-in connection: only what ReaderConnection touches. */
+function fakeConnections(): { factory: () => RedisConnection; created: Array<{ dropped: boolean }> } {
+  const created: Array<{ dropped: boolean }> = [];
+  return {
+    created,
+    factory: () => {
+      const state = { dropped: false };
+      created.push(state);
+      return {
+        status: 'ready',
+        on: () => undefined,
+        quit: () => Promise.resolve('OK'),
+        disconnect: () => {
+          state.dropped = true;
+        },
+      } as unknown as RedisConnection;
+    },
+  };
+}
+
+const never = (): Promise<never> => new Promise<never>(() => undefined);
+const soon = <T>(value: T): Promise<T> =>
+  new Promise((resolve) => setTimeout(() => resolve(value), 1));
+
+describe('ReaderConnection', () => {
+  it('abandons a call that does not answer within its own deadline, even after many quick calls, and replaces the connection', async () => {
+    const { factory, created } = fakeConnections();
+    const connection = new ReaderConnection(factory, () => undefined);
+    // many quick calls with a long deadline arm one lazy timer…
+    for (let i = 0; i < 50; i++) expect(await connection.run(() => soon(i), 5_000)).toBe(i);
+    // …which must not delay a hung call with a short deadline
+    const started = performance.now();
+    const hung = connection.run(never, 100).catch((e: unknown) => e);
+    const error = await hung;
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(ReaderWatchdogError);
+    expect(took).toBeGreaterThanOrEqual(95);
+    expect(took).toBeLessThan(1_000);
+    expect(created).toHaveLength(1);
+    expect(created[0]?.dropped).toBe(true);
+    expect(await connection.run(() => soon('next'), 1_000)).toBe('next');
+    expect(created).toHaveLength(2);
+    await connection.close();
+  });
+
+  it('re-arms for a call still in flight when the timer fires for an earlier deadline', async () => {
+    const { factory } = fakeConnections();
+    const connection = new ReaderConnection(factory, () => undefined);
+    const quick = connection.run(() => soon('quick'), 50); // arms the timer at +50 ms
+    const slow = connection.run(
+      () => new Promise<string>((resolve) => setTimeout(() => resolve('slow'), 150)),
+      400,
+    );
+    expect(await quick).toBe('quick');
+    // the timer fires at +50 ms with `slow` in flight: it must neither end it nor forget it
+    expect(await slow).toBe('slow');
+    const started = performance.now();
+    await expect(connection.run(never, 80)).rejects.toBeInstanceOf(ReaderWatchdogError);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await connection.close();
+  });
+
+  it('ends abortable calls at once when the signal aborts, and only those', async () => {
+    const { factory } = fakeConnections();
+    const abort = new AbortController();
+    const connection = new ReaderConnection(factory, () => undefined, abort.signal);
+    const blocked = connection.run(never, 60_000, true).catch((e: unknown) => e);
+    let answered = false;
+    const short = connection
+      .run(() => new Promise<string>((resolve) => setTimeout(() => resolve('done'), 30)), 5_000)
+      .then((v) => {
+        answered = true;
+        return v;
+      });
+    const started = performance.now();
+    abort.abort();
+    expect(await blocked).toBeInstanceOf(ReaderStoppedError);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(await short).toBe('done');
+    expect(answered).toBe(true);
+    await expect(connection.run(never, 60_000, true)).rejects.toBeInstanceOf(ReaderStoppedError);
+    await connection.close();
+  });
+});

@@ -1,0 +1,29 @@
+import type { LuaScript } from '../../redis/lua-script.js';
+import { ACK_FROM_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
+
+/**
+ * `ackBeforeRead` — fence check; XACK the given ids (the batch handled last); then check that
+ * this member holds no other pending entry on the shard. The reader sends it right in front of
+ * its gated `XREADGROUP` on the same connection (one round trip per batch) and reads the reply
+ * before handling what the read returned.
+ *
+ * Why the pending check: a reader acks everything it handled before it reads again, so an entry
+ * still pending on it here is an orphan — a read whose reply never arrived. ioredis re-sends the
+ * commands that were unanswered when a connection dropped, without any error surfacing, so a read
+ * can be executed twice and the first reply lost; the re-sent `ackBeforeRead` runs before the
+ * re-sent read and sees the first read's entries. The reader then ignores the read's reply and
+ * runs the claim phase, which takes every pending entry over in id order. The check also holds if
+ * the two commands were ever reordered (the read's entries are then the orphans).
+ *
+ * KEYS: shard stream, meta hash. ARGV: group, memberId, ackId….
+ * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).
+ */
+export const ACK_BEFORE_READ_SCRIPT: LuaScript = {
+  name: 'rscAckBeforeRead',
+  numberOfKeys: 2,
+  lua: `${FENCE_CHECK_LUA}${ACK_FROM_LUA}
+local acked = ack_from(3)
+if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return -1 end
+return acked
+`,
+};
