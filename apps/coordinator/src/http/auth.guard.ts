@@ -37,9 +37,10 @@ export class AuthGuard implements CanActivate {
     if (!match?.[1]) {
       throw new CoordinatorError('UNAUTHENTICATED', 'missing bearer token: send "Authorization: Bearer <token>"');
     }
-    const token = match[1];
-    const isAdmin = this.admins.matches(token);
-    const isMember = this.members.matches(token);
+    // one hash per request, checked against both roles (constant time either way)
+    const presented = TokenMatcher.digest(match[1]);
+    const isAdmin = this.admins.matchesDigest(presented);
+    const isMember = this.members.matchesDigest(presented);
     if (!isAdmin && !isMember) throw new CoordinatorError('UNAUTHENTICATED', 'the bearer token is not valid');
     if (role === 'admin' && !isAdmin) {
       throw new CoordinatorError('FORBIDDEN', 'this route needs an admin token (COORDINATOR_ADMIN_TOKEN)');

@@ -11,9 +11,18 @@ export class TokenMatcher {
     this.digests = tokens.map((t) => digest(t));
   }
 
+  /** SHA-256 of a presented token, to check it against several matchers with one hash. */
+  static digest(presented: string): Buffer {
+    return digest(presented);
+  }
+
   /** True when `presented` equals one of the configured tokens. */
   matches(presented: string): boolean {
-    const candidate = digest(presented);
+    return this.matchesDigest(digest(presented));
+  }
+
+  /** Like {@link matches}, for a token already hashed with {@link TokenMatcher.digest}. */
+  matchesDigest(candidate: Buffer): boolean {
     let found = false;
     for (const d of this.digests) found = timingSafeEqual(d, candidate) || found;
     return found;

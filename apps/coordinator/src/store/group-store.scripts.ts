@@ -80,8 +80,9 @@ return {1, now}
 
 /**
  * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
- * the version (and incarnation) the replica computed against. ARGV: expected version, member id,
- * expected `createdAt`. Returns `{1, nowMs}` or `{0, currentVersion}`.
+ * the version (and incarnation) the replica computed against. ARGV: expected version, member id
+ * (`''`: none), expected `createdAt`, then more member ids (batched heartbeats). Returns
+ * `{1, nowMs}` or `{0, currentVersion}`.
  */
 export const TOUCH_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
@@ -91,6 +92,7 @@ if cur > 0 and incarnation and incarnation ~= ARGV[3] then return {0, cur} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[2]) end
+for i = 4, #ARGV do redis.call('ZADD', KEYS[4], now, ARGV[i]) end
 return {1, now}
 `;
 

@@ -182,12 +182,21 @@ export class GroupStore {
   }
 
   /** Records a heartbeat that changed nothing, if the group is still as in `state` (version and incarnation). */
-  async touch(state: GroupState, memberId: string): Promise<WriteResult> {
+  touch(state: GroupState, memberId: string): Promise<WriteResult> {
+    return this.touchMany(state, [memberId]);
+  }
+
+  /**
+   * Records heartbeats of several members that changed nothing, in one call, if the group is
+   * still as in `state` (all or none). An empty list (or `['']`) only checks the version.
+   */
+  async touchMany(state: GroupState, memberIds: readonly string[]): Promise<WriteResult> {
     const { version, createdAt } = state.meta;
     const [status, value] = (await touchScript.run(this.redis, this.groupKeys(state.groupId), [
       String(version),
-      memberId,
+      memberIds[0] ?? '',
       String(createdAt),
+      ...memberIds.slice(1),
     ])) as [number, number];
     if (status === 1) return { ok: true, now: value, version };
     return { ok: false, reason: 'conflict', currentVersion: value };
