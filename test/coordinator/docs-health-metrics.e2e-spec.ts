@@ -92,8 +92,9 @@ describe('/docs, /health and /metrics', () => {
           expect(operationIds.has(op.operationId)).toBe(false);
           operationIds.add(op.operationId);
         }
-        // /v1 routes need a token and say so; health, metrics and docs do not.
-        if (path.startsWith('/v1/')) expect(op.security).toBeDefined();
+        // /v1 and the dashboard's data routes need a token and say so; health, metrics, docs and
+        // the dashboard page itself do not.
+        if (path.startsWith('/v1/') || path.startsWith('/ui/api/')) expect(op.security).toBeDefined();
         else expect(op.security).toBeUndefined();
       }
     }

@@ -16,6 +16,14 @@ export interface WorkerConfig {
   readonly failKeyPrefix: string | undefined;
   readonly maxDeliveries: number;
   readonly batchSize: number;
+  /**
+   * How long a graceful stop waits for in-flight handlers before it leaves the group (the
+   * library's `shutdownTimeoutMs`; undefined: its default, 30 s). Keep a pod's
+   * `terminationGracePeriodSeconds` above it (see docs/operations.md).
+   */
+  readonly shutdownTimeoutMs: number | undefined;
+  /** How often the library samples per-shard lag and pending (0 = its default, 5 s). */
+  readonly metricsSampleIntervalMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -43,5 +51,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     failKeyPrefix: env.FAIL_KEY_PREFIX || undefined,
     maxDeliveries: int(env, 'MAX_DELIVERIES', 5),
     batchSize: int(env, 'BATCH_SIZE', 100),
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ? int(env, 'SHUTDOWN_TIMEOUT_MS', 0) : undefined,
+    metricsSampleIntervalMs: int(env, 'METRICS_SAMPLE_INTERVAL_MS', 0),
   };
 }

@@ -1,15 +1,26 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { StreamCoordinatorModule } from '@redis-stream-coordinator/nestjs';
+import { StreamCoordinatorHealthModule } from '@redis-stream-coordinator/nestjs/health';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { AckRecorder } from './ack-recorder.js';
 import { HandledRecorder } from './handled-recorder.js';
+import { HealthController } from './health.controller.js';
+import { MetricsController } from './metrics.controller.js';
 import { OrdersHandler } from './orders.handler.js';
 import { StatusController } from './status.controller.js';
-import { WORKER_CONFIG } from './worker.tokens.js';
+import { WORKER_CONFIG, WORKER_METRICS_REGISTRY } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';
 
-/** The example worker: the stream coordinator module, one handler, a status route. */
+/**
+ * The example worker: the stream coordinator module, one handler, and the routes an operator
+ * needs: `/status`, `/health/live`, `/health/ready` (the library's member checks) and `/metrics`
+ * (the app's own registry, which the library's member metrics join).
+ */
 @Module({})
 export class WorkerModule {
   static forConfig(config: WorkerConfig): DynamicModule {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
     return {
       module: WorkerModule,
       imports: [
@@ -21,15 +32,20 @@ export class WorkerModule {
             group: config.group,
             ...(config.memberId ? { memberId: config.memberId } : {}),
             ...(config.instanceId ? { instanceId: config.instanceId } : {}),
+            ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {}),
             handlerDefaults: { batchSize: config.batchSize, maxDeliveries: config.maxDeliveries },
+            metrics: { registry, ...(config.metricsSampleIntervalMs ? { sampleIntervalMs: config.metricsSampleIntervalMs } : {}) },
           }),
         }),
+        StreamCoordinatorHealthModule,
       ],
-      controllers: [StatusController],
+      controllers: [StatusController, HealthController, MetricsController],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
+        { provide: WORKER_METRICS_REGISTRY, useValue: registry },
         { provide: HandledRecorder, useValue: new HandledRecorder(config.recordFile) },
         OrdersHandler,
+        AckRecorder,
       ],
     };
   }

@@ -273,7 +273,7 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     name: 'metrics true',
     patch: { metrics: true },
     path: 'metrics',
-    message: `${M}option "metrics" must be false or an object { registry?, prefix? } (got true)`,
+    message: `${M}option "metrics" must be false or an object { registry?, prefix?, sampleIntervalMs? } (got true)`,
   },
   {
     name: 'metrics.prefix invalid',
@@ -286,6 +286,12 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     patch: { metrics: { registry: {} } },
     path: 'metrics.registry',
     message: `${M}option "metrics.registry" must be a prom-client Registry (an object with registerMetric() and metrics()) (got an object)`,
+  },
+  {
+    name: 'metrics.sampleIntervalMs too small',
+    patch: { metrics: { sampleIntervalMs: 5 } },
+    path: 'metrics.sampleIntervalMs',
+    message: `${M}option "metrics.sampleIntervalMs" must be an integer between 100 and 3600000 (got 5)`,
   },
   {
     name: 'metrics misspelt key',
@@ -315,7 +321,7 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     name: 'unknown top-level key without a near match',
     patch: { kafkaBrokers: ['b:9092'] },
     path: 'kafkaBrokers',
-    message: `${M}option "kafkaBrokers" is not a known option; remove it; known options here: coordinatorUrl, token, redis, group, memberId, instanceId, rackId, assignor, rebalanceTimeoutMs, handlerDefaults, publishOnly, shutdownTimeoutMs, requestTimeoutMs, serializer, metrics, logger, handlerFastPath`,
+    message: `${M}option "kafkaBrokers" is not a known option; remove it; known options here: coordinatorUrl, token, redis, group, memberId, instanceId, rackId, assignor, rebalanceTimeoutMs, handlerDefaults, publishOnly, shutdownTimeoutMs, leaveOnShutdown, requestTimeoutMs, serializer, metrics, logger, handlerFastPath`,
   },
   {
     name: 'several problems at once',

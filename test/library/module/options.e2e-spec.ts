@@ -193,6 +193,7 @@ describe('StreamCoordinatorModule options', () => {
     ).toEqual({
       registry,
       prefix: 'billing_',
+      sampleIntervalMs: 5000,
     });
   });
 

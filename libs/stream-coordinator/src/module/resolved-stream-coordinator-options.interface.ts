@@ -39,6 +39,8 @@ export interface ResolvedMetricsOptions {
   /** The registry to use; `undefined` means prom-client's global registry. */
   readonly registry: MetricsRegistryLike | undefined;
   readonly prefix: string;
+  /** How often lag and pending are sampled, ms. */
+  readonly sampleIntervalMs: number;
 }
 
 /**
@@ -63,6 +65,8 @@ export interface ResolvedStreamCoordinatorOptions {
   /** `'auto'` (not set): publish-only exactly when the application has no handler. */
   readonly publishOnly: boolean | 'auto';
   readonly shutdownTimeoutMs: number;
+  /** The leave sent on shutdown (resolved: `'temporary'` needs an `instanceId`). */
+  readonly leaveOnShutdown: 'leave' | 'temporary';
   readonly requestTimeoutMs: number;
   readonly serializer: PayloadSerializer;
   readonly metrics: ResolvedMetricsOptions | false;

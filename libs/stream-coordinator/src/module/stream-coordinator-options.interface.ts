@@ -28,6 +28,11 @@ export interface StreamCoordinatorMetricsOptions {
   registry?: MetricsRegistryLike;
   /** Prefix of every metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`). Default `stream_coordinator_`. */
   prefix?: string;
+  /**
+   * How often per-shard lag and pending counts are sampled with `XINFO GROUPS` (never on the
+   * read path). Default 5000 ms.
+   */
+  sampleIntervalMs?: number;
 }
 
 /**
@@ -81,6 +86,13 @@ export interface StreamCoordinatorModuleOptions {
   publishOnly?: boolean;
   /** Bound on draining in-flight handlers at shutdown. Default 30000 ms. */
   shutdownTimeoutMs?: number;
+  /**
+   * What the leave heartbeat on shutdown says: `'leave'` (epoch -1: the shards move to other
+   * members at once) or `'temporary'` (epoch -2, static members only: the shards stay reserved
+   * for this `instanceId` until the session timeout, so a restarted pod gets them straight back,
+   * as Kafka's static members do). Default: `'temporary'` with an `instanceId`, else `'leave'`.
+   */
+  leaveOnShutdown?: 'leave' | 'temporary';
   /** Timeout of one request to the coordinator. Default 5000 ms. */
   requestTimeoutMs?: number;
   /** Payload encoding. Default: JSON. */

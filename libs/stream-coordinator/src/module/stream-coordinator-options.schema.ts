@@ -26,7 +26,7 @@ export const OPTION_RULES = {
   clusterNode: 'must be { host: string, port: integer 1–65535 } or a "host:port" string',
   clusterOptions: 'must be an ioredis ClusterOptions object',
   serializer: 'must be an object with serialize(payload) and deserialize(raw) methods',
-  metrics: 'must be false or an object { registry?, prefix? }',
+  metrics: 'must be false or an object { registry?, prefix?, sampleIntervalMs? }',
   metricsRegistry: 'must be a prom-client Registry (an object with registerMetric() and metrics())',
   metricsPrefix: 'must be a Prometheus name prefix matching [a-zA-Z_:][a-zA-Z0-9_:]*',
   logger: 'must be true, false or a LoggerService (an object with log(), error() and warn())',
@@ -141,6 +141,7 @@ const metricsObjectSchema = z.strictObject({
     })
     .optional(),
   prefix: patternString(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, OPTION_RULES.metricsPrefix).optional(),
+  sampleIntervalMs: integerBetween(OPTION_LIMITS.metricsSampleIntervalMs).optional(),
 });
 
 const metricsSchema = z.unknown().superRefine((value, ctx) => {
@@ -200,6 +201,9 @@ export const moduleOptionsSchema = z.strictObject({
   handlerDefaults: streamShardHandlerOptionsSchema.optional(),
   publishOnly: z.boolean({ error: OPTION_RULES.boolean }).optional(),
   shutdownTimeoutMs: integerBetween(OPTION_LIMITS.shutdownTimeoutMs).optional(),
+  leaveOnShutdown: z
+    .enum(['leave', 'temporary'], { error: 'must be "leave" or "temporary"' })
+    .optional(),
   requestTimeoutMs: integerBetween(OPTION_LIMITS.requestTimeoutMs).optional(),
   serializer: z
     .custom<object>((value) => hasMethods(value, 'serialize', 'deserialize'), {

@@ -26,6 +26,18 @@ function errorOf(raw: unknown): InvalidModuleOptionsError {
 }
 
 describe('resolveStreamCoordinatorOptions', () => {
+  it('leaves temporarily by default only as a static member', () => {
+    expect(resolveStreamCoordinatorOptions(VALID).leaveOnShutdown).toBe('leave');
+    expect(resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0' }).leaveOnShutdown).toBe('temporary');
+    expect(
+      resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0', leaveOnShutdown: 'leave' }).leaveOnShutdown,
+    ).toBe('leave');
+    expect(errorOf({ ...VALID, leaveOnShutdown: 'temporary' }).message).toContain(
+      'option "leaveOnShutdown" can be "temporary" only for a static member',
+    );
+    expect(errorOf({ ...VALID, leaveOnShutdown: 'later' }).optionPath).toBe('leaveOnShutdown');
+  });
+
   it('gives the brief example message for a zero batch size', () => {
     expect(errorOf({ ...VALID, handlerDefaults: { batchSize: 0 } }).message).toBe(
       'StreamCoordinatorModule: option "handlerDefaults.batchSize" must be an integer between 1 and 10000 (got 0)',
@@ -86,7 +98,7 @@ describe('resolveStreamCoordinatorOptions', () => {
       metrics: { registry, prefix: 'app_' },
     });
     expect(resolved.serializer).toBe(serializer);
-    expect(resolved.metrics).toEqual({ registry, prefix: 'app_' });
+    expect(resolved.metrics).toEqual({ registry, prefix: 'app_', sampleIntervalMs: 5000 });
   });
 
   it('freezes the resolved options', () => {

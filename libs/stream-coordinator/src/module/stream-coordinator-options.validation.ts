@@ -162,6 +162,14 @@ export function collectModuleOptionIssues(raw: unknown): OptionIssue[] {
   const issues = result.success
     ? []
     : toOptionIssues(result.error.issues, KNOWN_MODULE_OPTION_KEYS, MODULE_OPTION_HINTS, '');
+  if (result.success && raw.leaveOnShutdown === 'temporary' && raw.instanceId === undefined) {
+    issues.push({
+      path: 'leaveOnShutdown',
+      problem: 'can be "temporary" only for a static member',
+      received: '"temporary" without instanceId',
+      hint: 'set instanceId (for example the StatefulSet pod name), or use "leave"',
+    });
+  }
   const retry = (raw.handlerDefaults as StreamShardHandlerOptions | undefined)?.retry;
   if (result.success && retry !== undefined) {
     issues.push(
@@ -279,6 +287,7 @@ function resolveMetrics(
   return {
     registry: option?.registry as MetricsRegistryLike | undefined,
     prefix: option?.prefix ?? STREAM_COORDINATOR_DEFAULTS.metricsPrefix,
+    sampleIntervalMs: option?.sampleIntervalMs ?? STREAM_COORDINATOR_DEFAULTS.metricsSampleIntervalMs,
   };
 }
 
@@ -313,6 +322,7 @@ export function resolveStreamCoordinatorOptions(raw: unknown): ResolvedStreamCoo
     handlerDefaults,
     publishOnly: options.publishOnly ?? 'auto',
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? STREAM_COORDINATOR_DEFAULTS.shutdownTimeoutMs,
+    leaveOnShutdown: options.leaveOnShutdown ?? (options.instanceId !== undefined ? 'temporary' : 'leave'),
     requestTimeoutMs: options.requestTimeoutMs ?? STREAM_COORDINATOR_DEFAULTS.requestTimeoutMs,
     serializer: options.serializer ?? (new JsonPayloadSerializer() satisfies PayloadSerializer),
     metrics: resolveMetrics(options.metrics),

@@ -1,4 +1,5 @@
 import type { Provider } from '@nestjs/common';
+import { StreamCoordinatorMetricsService } from '../metrics/stream-coordinator-metrics.service.js';
 import { StreamProducer } from '../producer/stream-producer.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
@@ -19,4 +20,5 @@ export const STREAM_COORDINATOR_RUNTIME_PROVIDERS: Provider[] = [
   MemberRuntimeEvents,
   MemberRuntime,
   StreamProducer,
+  StreamCoordinatorMetricsService,
 ];

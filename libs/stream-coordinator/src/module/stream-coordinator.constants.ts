@@ -61,6 +61,7 @@ export const STREAM_COORDINATOR_DEFAULTS = {
   shutdownTimeoutMs: 30_000,
   requestTimeoutMs: 5_000,
   metricsPrefix: 'stream_coordinator_',
+  metricsSampleIntervalMs: 5_000,
   handlerFastPath: true,
   isGlobal: true,
 } as const;
@@ -95,4 +96,5 @@ export const OPTION_LIMITS = {
   maxDeliveries: { min: 1, max: 1000 },
   retryDelayMs: { min: 0, max: 3_600_000 },
   retryMultiplier: { min: 1, max: 100 },
+  metricsSampleIntervalMs: { min: 100, max: 3_600_000 },
 } as const;
