@@ -3,9 +3,8 @@ import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream
 import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
 import { resolveStreamCoordinatorOptions } from '../module/stream-coordinator-options.validation.js';
 import { PublishArgumentError } from '../producer/errors/publish-argument.error.js';
-import { RoutingCache } from '../producer/routing-cache.js';
-import { StreamPublisher } from '../producer/stream-publisher.js';
-import { CoordinatorClient } from '../runtime/coordinator-client.js';
+import { createStreamPublisher } from '../producer/create-stream-publisher.js';
+import type { StreamPublisher } from '../producer/stream-publisher.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
 
 /**
@@ -40,17 +39,7 @@ export class StreamCoordinatorClientProxy extends ClientProxy {
   async connect(): Promise<StreamPublisher> {
     if (!this.publisher) {
       this.connections = new StreamCoordinatorConnections(this.options);
-      this.publisher = new StreamPublisher({
-        connection: this.connections.commands(),
-        routing: new RoutingCache(
-          new CoordinatorClient({
-            baseUrl: this.options.coordinatorUrl,
-            token: this.options.token,
-            requestTimeoutMs: this.options.requestTimeoutMs,
-          }),
-        ),
-        serializer: this.options.serializer,
-      });
+      this.publisher = createStreamPublisher(this.options, this.connections.commands());
     }
     return this.publisher;
   }

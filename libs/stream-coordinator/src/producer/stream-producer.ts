@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import { CoordinatorClient } from '../runtime/coordinator-client.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
 import type { PublishBatchOptions, PublishMessage, PublishOptions } from './publish-options.interface.js';
-import { RoutingCache } from './routing-cache.js';
-import { StreamPublisher } from './stream-publisher.js';
+import { createStreamPublisher } from './create-stream-publisher.js';
+import type { StreamPublisher } from './stream-publisher.js';
 
 /**
  * Publishes keyed messages to a stream: the key picks the shard through the coordinator's
@@ -29,17 +28,7 @@ export class StreamProducer {
   ) {}
 
   private get core(): StreamPublisher {
-    this.publisher ??= new StreamPublisher({
-      connection: this.connections.commands(),
-      routing: new RoutingCache(
-        new CoordinatorClient({
-          baseUrl: this.options.coordinatorUrl,
-          token: this.options.token,
-          requestTimeoutMs: this.options.requestTimeoutMs,
-        }),
-      ),
-      serializer: this.options.serializer,
-    });
+    this.publisher ??= createStreamPublisher(this.options, this.connections.commands());
     return this.publisher;
   }
 
