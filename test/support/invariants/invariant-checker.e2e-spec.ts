@@ -99,6 +99,40 @@ describe('invariant checker', () => {
     expect(report.results.noLoss.byKind).toEqual({ 'pending-at-end': 1 });
   });
 
+
+  it('no loss: an ack applied just before its member was killed (no record, not pending) is explained, only then', () => {
+    // B handled 3-0 at [120, 121] and was SIGKILLed at 400: its ack reached Redis (nothing is
+    // pending at the end) but the record never got written
+    const input = { ...clean(), acks: (clean().acks ?? []).filter((x) => x.m !== 'B') };
+    const crashed = checkInvariants({ ...input, crashes: [{ memberId: 'B', at: T + 400 }] });
+    expect(crashed.results.noLoss.byKind).toEqual({});
+    expect(crashed.results.noLoss.notes).toEqual({ ackRecordLostInCrash: 1 });
+    expect(crashed.ok).toBe(true);
+    // no crash, a crash long after, a crash of another member, a crash before the handling ended:
+    // the missing ack record is a violation
+    for (const crashes of [
+      [],
+      [{ memberId: 'B', at: T + 121 + 3001 }],
+      [{ memberId: 'A', at: T + 400 }],
+      [{ memberId: 'B', at: T + 120.5 }],
+    ]) {
+      const report = checkInvariants({ ...input, crashes });
+      expect(report.results.noLoss.byKind, JSON.stringify(crashes)).toEqual({ unacked: 1 });
+    }
+    // still pending at the end: never explained by a crash
+    const pending = checkInvariants({
+      ...input,
+      crashes: [{ memberId: 'B', at: T + 400 }],
+      pending: { byShard: new Map([[0, [{ id: '3-0', consumer: 'B' }]]]) },
+    });
+    expect(pending.results.noLoss.byKind).toEqual({ unacked: 1, 'pending-at-end': 1 });
+    // the window is an option
+    const tight = checkInvariants(
+      { ...input, crashes: [{ memberId: 'B', at: T + 400 }] },
+      { crashWindowMs: 100 },
+    );
+    expect(tight.results.noLoss.byKind).toEqual({ unacked: 1 });
+  });
   it('per-key order: first handlings out of order, and going back past an acked number', () => {
     const input = clean();
     const swapped = checkInvariants({
@@ -134,6 +168,33 @@ describe('invariant checker', () => {
     expect(report.results.singleOwner.ok).toBe(true);
     expect(report.results.duplicates.notes).toMatchObject({ redelivery: 2 });
     expect(report.ok).toBe(true);
+  });
+
+  it('per-key order across a reshard: the next number on the new shard waits for the earlier ack', () => {
+    // key c: #0 on shard 0 (A acks it at 20, sent at 18), #1 moved to shard 5 (B)
+    const c0: ProducedMessage = { key: 'c', seq: 0, shard: 0, id: '4-0' };
+    const c1: ProducedMessage = { key: 'c', seq: 1, shard: 5, id: '1-0' };
+    const run = (c1Start: number, acks = true): InvariantInput => ({
+      stream: 'orders',
+      produced: [c0, c1],
+      handled: [h('A', c0, 10, 12), h('B', c1, c1Start, c1Start + 1)],
+      acks: acks
+        ? [{ ...ack('A', 0, ['4-0'], 20), t0: T + 18 }, ack('B', 5, ['1-0'], c1Start + 2)]
+        : [ack('B', 5, ['1-0'], c1Start + 2)],
+      ownership: [own('A', 0, 0, null), own('B', 5, 0, null)],
+      pending: { byShard: new Map() },
+    });
+    const fine = checkInvariants(run(25)).results.perKeyOrder;
+    expect(fine.byKind).toEqual({});
+    expect(fine.notes).toEqual({ shardChanges: 1 });
+    // #1 first handled at 12: as #0 ended, 6 ms before its ack was sent
+    const early = checkInvariants(run(12)).results.perKeyOrder;
+    expect(early.byKind).toEqual({ 'handled-before-earlier-acked': 1 });
+    expect(early.examples[0]).toContain('c#1 (shard 5)');
+    // the earlier ack has no record (lost in a crash): counted, not judged
+    const unverified = checkInvariants(run(12, false)).results.perKeyOrder;
+    expect(unverified.byKind).toEqual({});
+    expect(unverified.notes).toEqual({ shardChanges: 1, shardChangesUnverified: 1 });
   });
 
   it('single owner: overlapping committed handlings of two members on a shard', () => {

@@ -111,6 +111,19 @@ export interface InvariantInput {
   readonly pending: PendingSnapshot | null;
   /** Entries found in the dead-letter stream (they count as handled). Default none. */
   readonly deadLettered?: readonly DeadLetteredEntry[];
+  /**
+   * When member processes were killed (SIGKILL), if the run killed any. An ack Redis applied
+   * just before the kill has no ack record (the process died before it could write one): see
+   * {@link InvariantOptions.crashWindowMs}.
+   */
+  readonly crashes?: readonly MemberCrash[];
+}
+
+/** A member process killed by the test (its record file ends there). */
+export interface MemberCrash {
+  readonly memberId: string;
+  /** When the process was known dead (wall-clock ms). */
+  readonly at: number;
 }
 
 /** Tolerances of {@link checkInvariants}. */
@@ -123,4 +136,10 @@ export interface InvariantOptions {
   readonly clockSlackMs?: number;
   /** Violations listed per invariant (all are counted). Default 20. */
   readonly maxExamples?: number;
+  /**
+   * A message with no ack record that is not pending at the end counts as acked when the member
+   * of its last handling was killed at most this long after that handling ended (Redis applied
+   * the ack, the process died before recording it). Default 3000 ms.
+   */
+  readonly crashWindowMs?: number;
 }

@@ -1,0 +1,271 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DescribedGroup, GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import { TEST_TOKENS } from '../../support/coordinator-process.js';
+import {
+  checkInvariants,
+  fetchGroupEvents,
+  formatInvariantReport,
+  ownershipFromEvents,
+  readDeadLetters,
+  readPendingSnapshot,
+  readRecordFiles,
+  type InvariantInput,
+  type InvariantReport,
+  type MemberCrash,
+} from '../../support/invariants/index.js';
+import type { ChaosConfig } from './chaos-config.js';
+import { CHAOS_GROUP, CHAOS_STREAM, ChaosCluster, handlerDelayOf } from './chaos-cluster.js';
+import { ChaosProducer } from './chaos-producer.js';
+import { FaultInjector } from './fault-injector.js';
+import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
+import { SeededRandom } from './seeded-random.js';
+
+/** What a chaos run leaves for the test to assert on. */
+export interface ChaosOutcome {
+  readonly config: ChaosConfig;
+  readonly schedule: FaultSchedule;
+  readonly report: InvariantReport;
+  /** The printed summary (seed, schedule, timeline, invariant table). */
+  readonly summary: string;
+  /** Actions that failed (a member that would not start, a replica that would not come back). */
+  readonly failedActions: readonly string[];
+  /** Members expected to run at the end that had exited on their own. */
+  readonly unexpectedExits: readonly string[];
+  /** Record-file lines that were not JSON (a crash mid-write). */
+  readonly unreadableLines: number;
+  readonly events: number;
+  readonly timings: Readonly<Record<string, number>>;
+  /** Where the run's files were kept (`CHAOS_KEEP_FILES=1`, or after a failure). */
+  readonly keptFiles: string | null;
+}
+
+/** The run failed before the check could run (the cluster never settled, say). */
+export class ChaosRunError extends Error {
+  override readonly name = 'ChaosRunError';
+}
+
+/**
+ * One chaos run: start the cluster and the initial members, produce keyed traffic while the
+ * seeded fault schedule runs, quiesce (producer stopped, every fault healed, reshard finished,
+ * group stable, every shard read to its end and nothing pending), then check every invariant on
+ * what the members recorded, the coordinator's event log and the final Redis state.
+ */
+export async function runChaos(
+  config: ChaosConfig,
+  log: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<ChaosOutcome> {
+  const schedule = planFaults(config, config.seed);
+  const header = [
+    `chaos run: profile ${config.profile}, seed ${config.seed} (repeat with CHAOS_SEED=${config.seed}${config.profile === 'soak' ? ' npm run soak' : ' npm run test:chaos'})`,
+    `  ${config.durationMs / 1000} s of faults, ${config.initialMembers} members at start (${config.minMembers}–${config.maxMembers}), ${config.shards} shards, ${config.ratePerSecond} msg/s over ${config.keys} keys, session timeout ${config.sessionTimeoutMs} ms`,
+    formatSchedule(schedule),
+  ].join('\n');
+  log(header);
+  const timings: Record<string, number> = {};
+  const t0 = performance.now();
+  const mark = (name: string): void => {
+    timings[name] = Math.round(performance.now() - t0);
+  };
+  const random = new SeededRandom(config.seed).fork();
+  const cluster = await ChaosCluster.start(config, log);
+  let producer: ChaosProducer | undefined;
+  let failed = true;
+  let keptFiles: string | null = null;
+  try {
+    await Promise.all(schedule.initialMembers.map((m) => cluster.startMember(m)));
+    await waitForGroup(cluster, schedule.initialMembers, 60_000);
+    mark('settledMs');
+    producer = new ChaosProducer({
+      redisUrl: cluster.redis.url,
+      coordinatorUrl: cluster.adminFront.url,
+      token: TEST_TOKENS.member,
+      stream: CHAOS_STREAM,
+      keys: config.keys,
+      ratePerSecond: config.ratePerSecond,
+      random,
+      log,
+    });
+    producer.start();
+    const injector = new FaultInjector(cluster, log);
+    await injector.run(schedule);
+    mark('faultsDoneMs');
+    await producer.stop();
+    mark('producerStoppedMs');
+    const expected = expectedMembers(schedule);
+    const unexpectedExits = expected.filter((m) => cluster.members.get(m)?.process?.running !== true);
+    const survivors = expected.filter((m) => !unexpectedExits.includes(m));
+    await quiesce(cluster, survivors, config.quiesceTimeoutMs);
+    mark('quiescedMs');
+
+    const { input, events, unreadable } = await collect(cluster, producer, injector.crashes);
+    const report = checkInvariants(input);
+    mark('checkedMs');
+    const summary = [
+      header,
+      'what happened:',
+      ...injector.timeline(),
+      `producer: ${producer.published} messages, ${producer.failures} failed publish calls retried, ${producer.resolved} outcomes looked up`,
+      `members (handler ms per message; connections to replica A/B): ${[...cluster.members.values()].map((m) => `${m.name} ${handlerDelayOf(m.name, config)} ms, ${cluster.replicaPorts().map((p) => m.front.forwardedTo.get(p) ?? 0).join('/')}`).join(' · ')}`,
+      '',
+      formatInvariantReport(report, `chaos run (seed ${config.seed})`),
+      unreadable > 0 ? `(${unreadable} unreadable record lines)` : '',
+      `timings (ms since start): ${JSON.stringify(timings)}`,
+    ]
+      .filter((l) => l !== '')
+      .join('\n');
+    log(`\n${summary}\n`);
+    failed = !report.ok || injector.failures().length > 0 || unexpectedExits.length > 0;
+    if (failed) log(`diagnostics:\n${cluster.diagnostics()}`);
+    if (config.keepFiles || failed) {
+      // everything the checker read, next to the record files (for a look at the failure)
+      writeFileSync(
+        join(cluster.dir.path, 'checker-input.json'),
+        JSON.stringify({ seed: config.seed, schedule, produced: input.produced, crashes: input.crashes, events }),
+      );
+      writeFileSync(join(cluster.dir.path, 'summary.txt'), summary);
+    }
+    keptFiles = await cluster.close(config.keepFiles || failed);
+    if (keptFiles) log(`run files kept in ${keptFiles}`);
+    return {
+      config,
+      schedule,
+      report,
+      summary,
+      failedActions: injector.failures().map((o) => `${JSON.stringify(o.planned.action)}: ${o.note}`),
+      unexpectedExits: unexpectedExits.map(
+        (m) => `${m}: ${cluster.members.get(m)?.process?.output().slice(-1500) ?? '(never started)'}`,
+      ),
+      unreadableLines: unreadable,
+      events: events.length,
+      timings,
+      keptFiles,
+    };
+  } catch (error) {
+    log(`chaos run (seed ${config.seed}) failed: ${String(error)}\ndiagnostics:\n${cluster.diagnostics()}`);
+    throw new ChaosRunError(
+      `chaos run with CHAOS_SEED=${config.seed} failed before its check: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  } finally {
+    await producer?.close();
+    if (keptFiles === null) await cluster.close(failed).catch(() => null);
+  }
+}
+
+/** Members that run at the end of the schedule (started last, not stopped since). */
+export function expectedMembers(schedule: FaultSchedule): string[] {
+  const alive = new Set(schedule.initialMembers);
+  for (const { action } of schedule.actions) {
+    if (action.type === 'start-member') alive.add(action.member);
+    if (action.type === 'signal-member') alive.delete(action.member);
+  }
+  return [...alive].sort();
+}
+
+/** Polls every 100 ms until `check` returns null; otherwise fails with its last answer. */
+async function until(
+  what: string,
+  check: () => Promise<string | null>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const problem = await check();
+      if (problem === null) return;
+      last = problem;
+    } catch (error) {
+      last = String(error);
+    }
+    if (Date.now() > deadline) throw new ChaosRunError(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until `members` exactly are in the group, STABLE, every shard assigned to one of them. */
+async function waitForGroup(cluster: ChaosCluster, members: readonly string[], timeoutMs: number): Promise<DescribedGroup> {
+  let group: DescribedGroup | null = null;
+  await until(
+    `group ${CHAOS_GROUP} STABLE with ${members.join(', ')}`,
+    async () => {
+      group = await cluster.describe();
+      if (!group) return 'no group yet';
+      const ids = group.members.map((m) => m.memberId).sort();
+      if (ids.join(',') !== [...members].sort().join(',')) return `members ${ids.join(',')}`;
+      if (group.state !== 'STABLE') return `state ${group.state}`;
+      const routing = await cluster.routing();
+      const assigned = group.members.flatMap((m) => m.assignment.flatMap((a) => a.shards));
+      if (assigned.length !== routing.shards.length) {
+        return `${assigned.length} of ${routing.shards.length} shards assigned`;
+      }
+      return null;
+    },
+    timeoutMs,
+  );
+  return group as unknown as DescribedGroup;
+}
+
+/**
+ * The end of a run: reshard finished, the group stable with the surviving members, and every
+ * current shard read to its last entry with nothing pending.
+ */
+async function quiesce(cluster: ChaosCluster, members: readonly string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const left = (): number => Math.max(1000, deadline - Date.now());
+  await until(
+    'the reshard to finish',
+    async () => {
+      const routing = await cluster.routing();
+      return routing.resharding === null ? null : JSON.stringify(routing.resharding).slice(0, 300);
+    },
+    left(),
+  );
+  await waitForGroup(cluster, members, left());
+  const redis = cluster.redisClient();
+  await until(
+    'every shard read to its end and acknowledged',
+    async () => {
+      const { shards, resharding } = await cluster.routing();
+      if (resharding !== null) return 'a reshard started again';
+      const problems: string[] = [];
+      for (const { id, key } of shards) {
+        const info = (await redis.xinfo('STREAM', key).catch(() => null)) as unknown[] | null;
+        const last = info ? (info[info.indexOf('last-generated-id') + 1] as string) : '0-0';
+        const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+        const g = groups.find((row) => row[row.indexOf('name') + 1] === CHAOS_GROUP);
+        const delivered = g ? (g[g.indexOf('last-delivered-id') + 1] as string) : '0-0';
+        const pending = g ? Number(g[g.indexOf('pending') + 1]) : 0;
+        if ((last !== '0-0' && delivered !== last) || pending > 0) {
+          problems.push(`shard ${id}: pending ${pending}, read ${delivered} of ${last}`);
+        }
+      }
+      return problems.length === 0 ? null : problems.join('; ');
+    },
+    left(),
+  );
+}
+
+/** Everything the checker needs, read at the end of the run. */
+async function collect(
+  cluster: ChaosCluster,
+  producer: ChaosProducer,
+  crashes: readonly MemberCrash[],
+): Promise<{ input: InvariantInput; events: GroupEventEntry[]; unreadable: number }> {
+  const routing = await cluster.routing();
+  const records = readRecordFiles(cluster.recordFiles());
+  const events = await fetchGroupEvents(cluster.adminFront.url, TEST_TOKENS.admin, CHAOS_GROUP);
+  const redis = cluster.redisClient();
+  const input: InvariantInput = {
+    stream: CHAOS_STREAM,
+    produced: producer.produced,
+    handled: records.handled,
+    acks: records.acks,
+    ownership: ownershipFromEvents(events),
+    pending: await readPendingSnapshot(redis, CHAOS_GROUP, routing.shards),
+    deadLettered: await readDeadLetters(redis, routing.deadLetterKey),
+    crashes,
+  };
+  return { input, events, unreadable: records.unreadable };
+}

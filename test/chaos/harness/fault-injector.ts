@@ -1,0 +1,192 @@
+import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
+import type { MemberCrash } from '../../support/invariants/index.js';
+import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
+import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
+
+/** What happened to one action. */
+export interface ActionOutcome {
+  readonly planned: ScheduledAction;
+  /** ms after the fault phase began, when it started and ended. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly ok: boolean;
+  readonly note: string;
+}
+
+/**
+ * Runs a {@link FaultSchedule} against a {@link ChaosCluster}: each action starts at its planned
+ * time, or later when the previous action on the same target has not finished yet (a member
+ * that takes long to start is frozen only once it runs). Records when each action really ran and
+ * how it ended.
+ */
+export class FaultInjector {
+  readonly outcomes: ActionOutcome[] = [];
+  /** Member processes killed with SIGKILL, and when they were known dead (wall clock). */
+  readonly crashes: MemberCrash[] = [];
+  private readonly chains = new Map<string, Promise<void>>();
+  private origin = 0;
+
+  constructor(
+    private readonly cluster: ChaosCluster,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Runs every action; resolves when the last one finished. */
+  async run(schedule: FaultSchedule): Promise<void> {
+    this.origin = performance.now();
+    for (const planned of schedule.actions) {
+      const wait = planned.at - this.elapsed();
+      if (wait > 0) await sleep(wait);
+      const previous = this.chains.get(planned.target) ?? Promise.resolve();
+      this.chains.set(
+        planned.target,
+        previous.then(() => this.perform(planned)),
+      );
+    }
+    await Promise.all(this.chains.values());
+  }
+
+  /** Actions that failed. */
+  failures(): ActionOutcome[] {
+    return this.outcomes.filter((o) => !o.ok);
+  }
+
+  /** One line per action: planned and real time, what, how it ended. */
+  timeline(): string[] {
+    return [...this.outcomes]
+      .sort((a, b) => a.startedAt - b.startedAt)
+      .map(
+        (o) =>
+          `  +${(o.startedAt / 1000).toFixed(2).padStart(7)} s (planned +${(o.planned.at / 1000).toFixed(2)}, took ${Math.round(o.endedAt - o.startedAt)} ms) ` +
+          `#${o.planned.fault + 1} ${describe(o.planned.action)}${o.ok ? '' : ' FAILED'}${o.note ? `: ${o.note}` : ''}`,
+      );
+  }
+
+  private elapsed(): number {
+    return performance.now() - this.origin;
+  }
+
+  private async perform(planned: ScheduledAction): Promise<void> {
+    const startedAt = this.elapsed();
+    let ok = true;
+    let note = '';
+    try {
+      note = await this.apply(planned.action);
+    } catch (error) {
+      ok = false;
+      note = error instanceof Error ? error.message.split('\n').slice(0, 3).join(' | ') : String(error);
+    }
+    const outcome = { planned, startedAt, endedAt: this.elapsed(), ok, note };
+    this.outcomes.push(outcome);
+    this.log(
+      `chaos +${(startedAt / 1000).toFixed(1)} s: ${describe(planned.action)}${ok ? '' : ' FAILED'}${note ? ` (${note})` : ''}`,
+    );
+  }
+
+  private async apply(action: ChaosAction): Promise<string> {
+    const c = this.cluster;
+    switch (action.type) {
+      case 'start-member': {
+        const member = await c.startMember(action.member);
+        return `incarnation ${member.incarnations}`;
+      }
+      case 'signal-member': {
+        const process = c.members.get(action.member)?.process;
+        if (!process?.running) return 'not running';
+        const code = await process.stop(action.signal);
+        if (action.signal === 'SIGKILL') this.crashes.push({ memberId: action.member, at: Date.now() });
+        return `exited (${String(code)})`;
+      }
+      case 'freeze':
+      case 'thaw': {
+        const member = c.members.get(action.member);
+        if (!member?.process?.running) return 'not running';
+        member.process.signal(action.type === 'freeze' ? 'SIGSTOP' : 'SIGCONT');
+        member.frozen = action.type === 'freeze';
+        return '';
+      }
+      case 'black-hole':
+        c.members.get(action.member)?.front.blackHole();
+        return '';
+      case 'heal':
+        c.members.get(action.member)?.front.heal({ cut: action.cut });
+        return '';
+      case 'delay-responses': {
+        const front = c.members.get(action.member)?.front;
+        if (front) front.responseDelayMs = action.ms;
+        return '';
+      }
+      case 'drop-responses':
+        c.members.get(action.member)?.front.dropResponses();
+        return '';
+      case 'stop-coordinator':
+        await c.stopReplica(action.replica, action.signal);
+        return '';
+      case 'start-coordinator':
+        await c.startReplica(action.replica);
+        return '';
+      case 'restart-redis':
+        if (action.crash) await c.redis.kill();
+        await c.redis.restart();
+        return '';
+      case 'reshard':
+        return this.reshard(action.shards);
+    }
+  }
+
+  /** Asks for a reshard (retrying while no replica answers); a reshard still running is noted. */
+  private async reshard(shards: number): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.cluster
+          .admin()
+          .post<ProtocolErrorBody>(`/v1/streams/${CHAOS_STREAM}/reshard`, { shards });
+        if (res.status === 202) return 'accepted';
+        const code = res.body?.error?.code;
+        if (code === 'RESHARD_IN_PROGRESS') return 'skipped: a reshard is still running';
+        if (res.status < 500 || attempt >= 20) {
+          throw new Error(`reshard → ${res.status} ${JSON.stringify(res.body)}`);
+        }
+      } catch (error) {
+        if (attempt >= 20) throw error;
+      }
+      await sleep(500);
+    }
+  }
+}
+
+/** An action in words. */
+export function describe(action: ChaosAction): string {
+  switch (action.type) {
+    case 'start-member':
+      return `start ${action.member}`;
+    case 'signal-member':
+      return `${action.signal} ${action.member}`;
+    case 'freeze':
+      return `SIGSTOP ${action.member}`;
+    case 'thaw':
+      return `SIGCONT ${action.member}`;
+    case 'black-hole':
+      return `cut ${action.member} off from the coordinators`;
+    case 'heal':
+      return `reconnect ${action.member}${action.cut ? ' (connections reset)' : ''}`;
+    case 'delay-responses':
+      return action.ms > 0
+        ? `delay ${action.member}'s responses by ${action.ms} ms`
+        : `${action.member}'s responses on time again`;
+    case 'drop-responses':
+      return `drop ${action.member}'s responses`;
+    case 'stop-coordinator':
+      return `${action.signal} coordinator ${action.replica}`;
+    case 'start-coordinator':
+      return `start coordinator ${action.replica}`;
+    case 'restart-redis':
+      return `restart Redis${action.crash ? ' (crash)' : ''}`;
+    case 'reshard':
+      return `reshard to ${action.shards}`;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
