@@ -26,10 +26,15 @@ export class PromParseError extends Error {
   }
 }
 
+/**
+ * A sample value as Prometheus reads it (Go's `strconv.ParseFloat`: `NaN` and `Inf` in any
+ * case, so prom-client's `Nan` for an empty event-loop histogram is valid).
+ */
 function parseValue(raw: string): number {
-  if (raw === '+Inf') return Number.POSITIVE_INFINITY;
-  if (raw === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (raw === 'NaN') return Number.NaN;
+  const word = raw.toLowerCase();
+  if (word === '+inf' || word === 'inf') return Number.POSITIVE_INFINITY;
+  if (word === '-inf') return Number.NEGATIVE_INFINITY;
+  if (word === 'nan') return Number.NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw new Error(`bad value ${raw}`);
   return Number(raw);
 }

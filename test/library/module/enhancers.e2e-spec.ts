@@ -28,7 +28,7 @@ import { Test } from '@nestjs/testing';
 import { EMPTY, type Observable, from, map, tap, throwError, timer } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VALID_OPTIONS } from './bad-options.cases.js';
-import { bootContext, invoke, shardMessage } from './fixtures.js';
+import { bootContext, invoke, shardContext, shardMessage } from './fixtures.js';
 import {
   ForbiddenHandlerError,
   ShardContext,
@@ -308,6 +308,27 @@ describe('handler invocation through the registry', () => {
     expect(pipelined).toContain('intercepted');
     await invoke(app, 'plain', shardMessage({}, { id: '9-1', stream: 'plain' }));
     expect(app.get(Journal).entries).toEqual(['plain:9-1:plain:3:billing:member-1']);
+  });
+
+  it('on the direct path, a method that returns synchronously completes without a promise', async () => {
+    const app = await boot({ providers });
+    const registry = app.get(StreamHandlerRegistry);
+    const direct = (stream: string) => {
+      expect(registry.invocationPath(stream)).toBe('direct');
+      const message = shardMessage({}, { id: '4-2', stream });
+      return () => registry.get(stream)?.invoke(message, shardContext(message));
+    };
+    // returned: done at once (the reader then skips the await and the extra event-loop turn)
+    expect(direct('plain')()).toBeUndefined();
+    expect(app.get(Journal).entries).toEqual(['plain:4-2:plain:3:billing:member-1']);
+    // thrown: thrown at once, to the reader's try/catch
+    expect(direct('failing')).toThrow('handler failed');
+    // an Observable: a promise of its completion
+    const pending = direct('observable')();
+    expect(pending).toBeInstanceOf(Promise);
+    expect(app.get(Journal).entries).not.toContain('observable:4-2');
+    await pending;
+    expect(app.get(Journal).entries).toContain('observable:4-2');
   });
 
   it('rejects with the handler error on the direct path', async () => {

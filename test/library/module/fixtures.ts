@@ -37,15 +37,18 @@ export function shardContext(
   return new StreamShardContext(message, VALID_OPTIONS.group, memberId);
 }
 
-/** Invokes the handler of a stream through the registry, as the runtime does. */
-export function invoke(
+/**
+ * Invokes the handler of a stream through the registry, as the runtime does (a synchronous
+ * completion or throw becomes a resolved or rejected promise here).
+ */
+export async function invoke(
   app: INestApplicationContext,
   stream: string,
   message: StreamShardMessage,
 ): Promise<void> {
   const definition = app.get(StreamHandlerRegistry).get(stream);
   if (definition === undefined) throw new Error(`no handler for ${stream}`);
-  return definition.invoke(message, shardContext(message));
+  await definition.invoke(message, shardContext(message));
 }
 
 /** Compiles and initialises an application context with the module and the given metadata. */

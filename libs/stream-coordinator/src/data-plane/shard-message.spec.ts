@@ -17,5 +17,20 @@ describe('entryIdTime', () => {
   it('gives the message its publishedAt', () => {
     const m = new ShardMessage('1700000000123-7', 's', 0, 'k', {}, {}, 1);
     expect(m.publishedAt.getTime()).toBe(1_700_000_000_123);
+    expect(m.publishedAt).toBe(m.publishedAt); // computed once
+  });
+
+  it('serializes as JSON with every field, publishedAt included', () => {
+    const m = new ShardMessage('1700000000123-7', 's', 2, 'k', { a: 1 }, { h: 'v' }, 3);
+    expect(JSON.parse(JSON.stringify(m))).toEqual({
+      id: '1700000000123-7',
+      stream: 's',
+      shard: 2,
+      key: 'k',
+      payload: { a: 1 },
+      headers: { h: 'v' },
+      deliveryCount: 3,
+      publishedAt: '2023-11-14T22:13:20.123Z',
+    });
   });
 });

@@ -19,13 +19,14 @@ export function entryIdTime(id: string): number {
 }
 
 /**
- * The message object handed to handlers (a plain class, so it serializes as JSON like a
- * literal would).
+ * The message object handed to handlers. `publishedAt` is computed from the id when first read
+ * (most handlers never read it); {@link toJSON} includes it, so the message serializes as JSON
+ * like a literal with every field would.
  *
  * @publicApi
  */
 export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
-  readonly publishedAt: Date;
+  private publishedAtDate: Date | undefined;
 
   constructor(
     readonly id: string,
@@ -35,7 +36,24 @@ export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
     readonly payload: T,
     readonly headers: Readonly<Record<string, string>>,
     readonly deliveryCount: number,
-  ) {
-    this.publishedAt = new Date(entryIdTime(id));
+  ) {}
+
+  /** When the entry was added: the time part of its id. */
+  get publishedAt(): Date {
+    return (this.publishedAtDate ??= new Date(entryIdTime(this.id)));
+  }
+
+  /** The message as a plain object (what `JSON.stringify` writes). */
+  toJSON(): StreamShardMessage<T> {
+    return {
+      id: this.id,
+      stream: this.stream,
+      shard: this.shard,
+      key: this.key,
+      payload: this.payload,
+      headers: this.headers,
+      deliveryCount: this.deliveryCount,
+      publishedAt: this.publishedAt,
+    };
   }
 }

@@ -32,8 +32,11 @@ export interface ShardReaderOptions {
   key: string;
   /** The stream's dead-letter stream key (from the routing metadata). */
   deadLetterKey: string;
-  /** The handler. Resolve → acknowledged; throw → retried, then dead-lettered. */
-  handle: (message: StreamShardMessage) => Promise<void>;
+  /**
+   * The handler. Resolve (or return `undefined`: done synchronously) → acknowledged; throw or
+   * reject → retried, then dead-lettered.
+   */
+  handle: (message: StreamShardMessage) => Promise<void> | undefined;
   /** Entries per read. Default 100. */
   batchSize?: number;
   /** How long one blocking read waits while the shard has nothing new. Default 2000 ms. */

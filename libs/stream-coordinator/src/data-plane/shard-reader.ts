@@ -401,7 +401,8 @@ export class ShardReader {
         // the fast path: one handler call, awaited here (see MessageRunner)
         let thrown: unknown = NOT_THROWN;
         try {
-          await handle(message);
+          const pending = handle(message);
+          if (pending !== undefined) await pending;
         } catch (error) {
           thrown = error;
         }

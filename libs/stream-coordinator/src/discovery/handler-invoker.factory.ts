@@ -21,14 +21,17 @@ import { StreamShardParamsFactory } from './stream-shard-params.factory.js';
 
 /**
  * Calls a handler for one message. Resolves when the message counts as handled (the runtime acks
- * it), rejects when it failed (the runtime retries, then dead-letters it).
+ * it), rejects when it failed (the runtime retries, then dead-letters it). A handler on the
+ * direct path that returned synchronously (no promise, no Observable) gives `undefined` at once
+ * instead of a promise — handled — and one that threw synchronously throws: callers `await` the
+ * result either way, or skip the await when it is `undefined`.
  *
  * @publicApi
  */
 export type HandlerInvoke = (
   message: StreamShardMessage,
   context: StreamShardContext,
-) => Promise<void>;
+) => Promise<void> | undefined;
 
 /**
  * How a handler is called:
@@ -244,9 +247,8 @@ function directInvoke(
     layout.context.length === 1 &&
     layout.context[0] === 1;
   if (isDefaultLayout) {
-    return async (message, context) => {
-      await settle(method.call(instance, message, context));
-    };
+    // a method that returns synchronously is done: no promise, no extra turn of the event loop
+    return (message, context) => settleSync(method.call(instance, message, context));
   }
   const length = Math.max(-1, ...layout.message.map((slot) => slot.index), ...layout.context) + 1;
   return async (message, context) => {
@@ -264,6 +266,21 @@ function directInvoke(
 }
 
 /** Waits for an Observable's completion (an empty one completes too); passes anything else on. */
+/**
+ * `undefined` when `result` is a plain value (the method finished synchronously), otherwise a
+ * promise of its completion (a promise or thenable, an Observable run to completion).
+ */
+function settleSync(result: unknown): Promise<void> | undefined {
+  if (result === undefined || result === null) return undefined;
+  if (isObservable(result)) return lastValueFrom(result, { defaultValue: undefined }).then(noop);
+  if (typeof (result as { then?: unknown }).then === 'function') {
+    return Promise.resolve(result as PromiseLike<unknown>).then(noop);
+  }
+  return undefined;
+}
+
+function noop(): void {}
+
 function settle(result: unknown): unknown {
   return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
 }

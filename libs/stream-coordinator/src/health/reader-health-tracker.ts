@@ -53,7 +53,6 @@ export class ReaderHealthTracker {
             count: (previous?.count ?? 0) + 1,
           });
         }
-        if (a.handled) this.failures.delete(id);
         if (a.lost) {
           this.losses.set(id, {
             stream: a.shard.stream,
@@ -62,6 +61,10 @@ export class ReaderHealthTracker {
             owner: a.lost.currentOwner,
           });
         }
+      }, { handled: false }),
+      // a handled message clears the shard's reader failure (checked cheaply: once per message)
+      events.onHandled((shard) => {
+        if (this.failures.size > 0) this.failures.delete(shardId(shard.stream, shard.shard));
       }),
       events.onLifecycle((type, data) => {
         if (type === 'fenced')

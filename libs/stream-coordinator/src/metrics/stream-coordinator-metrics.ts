@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
 import type { MemberRuntime } from '../runtime/member-runtime.js';
 import type { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
+import type { GrantedShard } from '../runtime/membership.js';
 import {
   HANDLER_DURATION_BUCKETS,
   MEMBER_METRICS,
@@ -18,6 +19,13 @@ const PHASES = [
   'leaving',
   'stopped',
 ] as const;
+
+/** Handled messages of one shard not yet added to the counter, and the shard's labels. */
+interface HandledCount {
+  readonly labels: { group: string; stream: string; shard: string };
+  readonly durationLabels: { group: string; stream: string };
+  pending: number;
+}
 
 /** What {@link StreamCoordinatorMetrics} observes. */
 export interface StreamCoordinatorMetricsOptions {
@@ -88,7 +96,23 @@ export class StreamCoordinatorMetrics {
       });
     const { runtime } = options;
 
-    const handled = counter(MEMBER_METRICS.messagesHandled);
+    // Handled messages, the per-message path: counted per shard here and added to the counter
+    // when it is read (its collect), the histogram observed with labels built once per shard.
+    const handledCounts = new Map<string, HandledCount>();
+    const countOf = new WeakMap<GrantedShard, HandledCount>();
+    const handled = new Counter<'group' | 'stream' | 'shard'>({
+      name: `${prefix}${MEMBER_METRICS.messagesHandled.name}`,
+      help: MEMBER_METRICS.messagesHandled.help,
+      labelNames: [...MEMBER_METRICS.messagesHandled.labels],
+      registers,
+      collect() {
+        for (const count of handledCounts.values()) {
+          if (count.pending === 0) continue;
+          this.inc(count.labels, count.pending);
+          count.pending = 0;
+        }
+      },
+    });
     const duration = new Histogram<'group' | 'stream'>({
       name: `${prefix}${MEMBER_METRICS.handlerDuration.name}`,
       help: MEMBER_METRICS.handlerDuration.help,
@@ -96,6 +120,27 @@ export class StreamCoordinatorMetrics {
       buckets: [...HANDLER_DURATION_BUCKETS],
       registers,
     });
+    const handledCountOf = (shard: GrantedShard): HandledCount => {
+      const id = `${shard.stream}\u0000${shard.shard}`;
+      let count = handledCounts.get(id);
+      if (count === undefined) {
+        count = {
+          labels: { group, stream: shard.stream, shard: String(shard.shard) },
+          durationLabels: { group, stream: shard.stream },
+          pending: 0,
+        };
+        handledCounts.set(id, count);
+      }
+      countOf.set(shard, count);
+      return count;
+    };
+    this.unsubscribe.push(
+      options.events.onHandled((shard, durationMs) => {
+        const count = countOf.get(shard) ?? handledCountOf(shard);
+        count.pending++;
+        duration.observe(count.durationLabels, durationMs / 1000);
+      }),
+    );
     const failures = counter(MEMBER_METRICS.handlerFailures);
     const retries = counter(MEMBER_METRICS.retries);
     const deadLettered = counter(MEMBER_METRICS.deadLettered);
@@ -107,11 +152,8 @@ export class StreamCoordinatorMetrics {
 
     this.unsubscribe.push(
       options.events.onActivity((a) => {
+        if (a.acked) return; // acks are not counted
         const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
-        if (a.handled) {
-          handled.inc(labels);
-          duration.observe({ group, stream: a.shard.stream }, a.handled.durationMs / 1000);
-        }
         if (a.failed) failures.inc(labels);
         if (a.retried) retries.inc(labels);
         if (a.deadLettered)
@@ -123,7 +165,7 @@ export class StreamCoordinatorMetrics {
         if (a.watchdog) readerErrors.inc({ group, stream: a.shard.stream, kind: 'watchdog' });
         if (a.connectionError)
           readerErrors.inc({ group, stream: a.shard.stream, kind: 'connection' });
-      }),
+      }, { handled: false }),
       options.events.onLifecycle((type) => {
         if (type === 'assignment') assignmentChanges.inc({ group });
         else if (type === 'fenced') fenced.inc({ group, cause: 'coordinator' });

@@ -36,6 +36,13 @@ type LifecycleListener = <K extends keyof MemberLifecycleEvents>(type: K, data: 
 type ActivityListener = (activity: ShardActivity) => void;
 
 /**
+ * Called once per message a handler finished without error, with the reader's shard (the same
+ * object for every message of one reader, so listeners can key per-shard state on it), the
+ * handler's duration and the message. Nothing is allocated for the call.
+ */
+export type HandledListener = (shard: GrantedShard, durationMs: number, message: StreamShardMessage) => void;
+
+/**
  * What the member runtime does, for observers inside the application (metrics, health, tests).
  * One instance per application; listeners must be cheap and must not throw.
  *
@@ -45,6 +52,9 @@ type ActivityListener = (activity: ShardActivity) => void;
 export class MemberRuntimeEvents {
   private readonly lifecycle = new Set<LifecycleListener>();
   private readonly activity = new Set<ActivityListener>();
+  private readonly handled = new Set<HandledListener>();
+  /** Activity listeners that want `handled` activities. */
+  private handledActivity = 0;
 
   /** Listens to lifecycle events; returns the function that stops listening. */
   onLifecycle(listener: LifecycleListener): () => void {
@@ -52,10 +62,34 @@ export class MemberRuntimeEvents {
     return () => this.lifecycle.delete(listener);
   }
 
-  /** Listens to per-message activity; returns the function that stops listening. */
-  onActivity(listener: ActivityListener): () => void {
-    this.activity.add(listener);
-    return () => this.activity.delete(listener);
+  /**
+   * Listens to per-message activity; returns the function that stops listening. With
+   * `{ handled: false }` the listener is not called for handled messages (the per-message
+   * event): listeners that only watch failures, retries and losses should say so, which spares
+   * the runtime an activity object per message (use {@link onHandled} for handled messages).
+   */
+  onActivity(listener: ActivityListener, options: { readonly handled?: boolean } = {}): () => void {
+    const wantsHandled = options.handled !== false;
+    const entry: ActivityListener = wantsHandled
+      ? listener
+      : (activity) => {
+          if (activity.handled === undefined) listener(activity);
+        };
+    this.activity.add(entry);
+    if (wantsHandled) this.handledActivity++;
+    return () => {
+      if (this.activity.delete(entry) && wantsHandled) this.handledActivity--;
+    };
+  }
+
+  /**
+   * Listens to handled messages only, without an activity object per message (the per-message
+   * path of metrics); returns the function that stops listening. `onActivity` listeners see the
+   * same messages as `handled` activities.
+   */
+  onHandled(listener: HandledListener): () => void {
+    this.handled.add(listener);
+    return () => this.handled.delete(listener);
   }
 
   /** @internal */
@@ -82,7 +116,14 @@ export class MemberRuntimeEvents {
     };
     return {
       handled: (durationMs, message) => {
-        if (this.activity.size > 0) send({ shard, handled: { durationMs, message } });
+        for (const l of this.handled) {
+          try {
+            l(shard, durationMs, message);
+          } catch {
+            // observers never break the runtime
+          }
+        }
+        if (this.handledActivity > 0) send({ shard, handled: { durationMs, message } });
       },
       acked: (ids, sentAt) => {
         if (this.activity.size > 0) send({ shard, acked: { ids, sentAt } });
