@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     for (const e of page?.status === 200 ? page.body.events : []) {
       lastEvent = e.id;
       if (['MEMBER_JOINED', 'MEMBER_LEFT', 'SHARDS_REVOKED', 'SHARDS_ASSIGNED', 'MEMBER_EXPIRED'].includes(e.type)) {
-        const who = workers.find((w) => w.memberId === e.data.memberId)?.name ?? String(e.data.memberId ?? '');
+        const who = workers.find((w) => w.memberId === e.data.memberId)?.name ?? (typeof e.data.memberId === 'string' ? e.data.memberId : '');
         const shards = (e.data.shards as Array<{ shards: number[] }> | undefined)?.flatMap((s) => s.shards).join(',');
         events.push(`${e.at.slice(11, 23)} epoch ${e.groupEpoch} ${e.type} ${who}${shards ? ` [${shards}]` : ''}`);
       }

@@ -1,30 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
+import type { AckRecord, HandledRecord } from './invariants/invariant-input.types.js';
 
-/** One line of the example worker's `RECORD_FILE` (see `apps/example-worker/src/handled-recorder.ts`). */
-export interface HandledLine {
-  /** Member id, stream, shard, key, entry id, sequence number, delivery count, start/end (ms). */
-  readonly m: string;
-  readonly st: string;
-  readonly s: number;
-  readonly k: string;
-  readonly id: string;
-  readonly q: number;
-  readonly d: number;
-  readonly t0: number;
-  readonly t1: number;
-}
+/** One handled line of the example worker's `RECORD_FILE` (the invariant checker's record). */
+export type HandledLine = HandledRecord;
 
-/** One acknowledgement line of `RECORD_FILE` (`apps/example-worker/src/ack-recorder.ts`). */
-export interface AckLine {
-  /** Entry ids acknowledged, member, shard, stream. */
-  readonly a: readonly string[];
-  readonly m: string;
-  readonly s: number;
-  readonly st: string;
-  /** When the ack was sent and when Redis had answered (Redis applied it in between). */
-  readonly t0: number;
-  readonly t: number;
-}
+/** One acknowledgement line of `RECORD_FILE` (the worker always writes `t0` and `st`). */
+export type AckLine = Required<AckRecord>;
 
 /** What the handled records say about a run, against what was sent. */
 export interface HandledCheck {

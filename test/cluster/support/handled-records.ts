@@ -1,22 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import type { HandledLine } from '../../support/handled-records.js';
 
-/** One line of the example worker's RECORD_FILE (see `apps/example-worker/src/handled-recorder.ts`). */
-export interface HandledLine {
-  /** Member id. */
-  readonly m: string;
-  /** Stream, shard, routing key, entry id. */
-  readonly st: string;
-  readonly s: number;
-  readonly k: string;
-  readonly id: string;
-  /** Per-key sequence number. */
-  readonly q: number;
-  /** Delivery count. */
-  readonly d: number;
-  /** Handler start and end (wall clock, ms). */
-  readonly t0: number;
-  readonly t1: number;
-}
+export type { HandledLine } from '../../support/handled-records.js';
 
 /** Every handled line of `files`, oldest handler start first. */
 export function readHandled(files: readonly string[]): HandledLine[] {

@@ -140,7 +140,8 @@ export function maybeUpdateTarget(
     moveCount++;
     if (moves.length < MAX_LISTED_MOVES) moves.push({ stream: prev.stream, shard: prev.shard, from: prev.memberId, to: null });
   }
-  for (const [id] of [...txn.targets.entries()]) {
+  // a copy first: deleting while the overlay's generator runs would change what it yields
+  for (const [id] of Array.from(txn.targets.entries())) {
     if (!members.has(id)) txn.targets.delete(id);
   }
   txn.setMeta({ assignmentEpoch: txn.meta.groupEpoch });

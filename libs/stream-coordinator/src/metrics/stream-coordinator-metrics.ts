@@ -100,7 +100,8 @@ export class StreamCoordinatorMetrics {
     // when it is read (its collect), the histogram observed with labels built once per shard.
     const handledCounts = new Map<string, HandledCount>();
     const countOf = new WeakMap<GrantedShard, HandledCount>();
-    const handled = new Counter<'group' | 'stream' | 'shard'>({
+    // (registered by construction; only its collect adds to it)
+    new Counter<'group' | 'stream' | 'shard'>({
       name: `${prefix}${MEMBER_METRICS.messagesHandled.name}`,
       help: MEMBER_METRICS.messagesHandled.help,
       labelNames: [...MEMBER_METRICS.messagesHandled.labels],
