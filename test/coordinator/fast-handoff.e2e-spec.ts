@@ -4,6 +4,7 @@ import type {
   GroupEventEntry,
   HeartbeatResponse,
 } from '@redis-stream-coordinator/nestjs/protocol';
+import { FREED_SHARDS_NUDGE_DELAY_MS } from '../../apps/coordinator/src/groups/group-coordinator.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
 import { convergenceProblems } from './support/group-checks.js';
@@ -113,6 +114,77 @@ describe('fast hand-off nudges', () => {
       expect(joinToNudgeMs).toBeLessThan(NUDGE_BOUND_MS);
       expect(releaseToNudgeMs).toBeLessThan(NUDGE_BOUND_MS);
       expect(commitToNudgeMs).toBeLessThan(NUDGE_BOUND_MS);
+    } finally {
+      await nudges.close();
+    }
+  });
+
+  /** A and B own 4 shards each; C joins and waits for one shard of each. */
+  const threeMembers = async (group: string) => {
+    const a = await join(group, 'A');
+    await join(group, 'B');
+    const told = await heartbeat(group, { memberId: 'A', memberEpoch: a.memberEpoch });
+    const aKept = told.assignment?.shards[0]?.shards ?? [];
+    const aAck = await heartbeat(group, {
+      memberId: 'A',
+      memberEpoch: a.memberEpoch,
+      ownedShards: [{ stream: 'orders', shards: aKept }],
+    });
+    const bGranted = await heartbeat(group, { memberId: 'B', memberEpoch: aAck.memberEpoch });
+    expect(bGranted.assignment?.shards[0]?.shards.length).toBe(4);
+    const c = await join(group, 'C');
+    expect(c.diff.awaitingRelease[0]?.shards.length).toBe(2);
+    /** `member` learns what to revoke, then reports it released. */
+    const release = async (member: 'A' | 'B'): Promise<number> => {
+      const revoking = await heartbeat(group, { memberId: member, memberEpoch: aAck.memberEpoch });
+      expect(revoking.diff.revoking[0]?.shards.length).toBe(1);
+      const sent = performance.now();
+      await heartbeat(group, {
+        memberId: member,
+        memberEpoch: aAck.memberEpoch,
+        ownedShards: [{ stream: 'orders', shards: revoking.assignment?.shards[0]?.shards ?? [] }],
+      });
+      return sent;
+    };
+    return { c, release };
+  };
+
+  it('nudges a member waiting for shards of several members once, when the last of them is free', async () => {
+    const group = 'handoff-coalesced';
+    const nudges = await NudgeListener.listen(redisUrl(), redis.prefix, group);
+    try {
+      const { c, release } = await threeMembers(group);
+      const joined = performance.now();
+      await release('A');
+      const lastReleaseSent = await release('B');
+      const nudge = await nudges.next('C', joined);
+      // told when B released (the last one), not before
+      expect(nudge.at).toBeGreaterThanOrEqual(lastReleaseSent);
+      expect(nudge.at - lastReleaseSent).toBeLessThan(NUDGE_BOUND_MS);
+      const granted = await heartbeat(group, { memberId: 'C', memberEpoch: c.memberEpoch });
+      expect(granted.assignment?.shards[0]?.shards.length).toBe(2);
+      // the delayed nudge A's release set up was dropped: wait past its delay (nothing to await
+      // for an absence), then C has had that one nudge only
+      await new Promise((resolve) => setTimeout(resolve, FREED_SHARDS_NUDGE_DELAY_MS * 3));
+      expect(nudges.received.filter((n) => n.at >= joined && n.memberIds.includes('C'))).toHaveLength(1);
+    } finally {
+      await nudges.close();
+    }
+  });
+
+  it('nudges a waiting member with what is free after a short delay when another member is slow to release', async () => {
+    const group = 'handoff-delayed';
+    const nudges = await NudgeListener.listen(redisUrl(), redis.prefix, group);
+    try {
+      const { c, release } = await threeMembers(group);
+      const releaseSent = await release('A'); // B does not release
+      const nudge = await nudges.next('C', releaseSent);
+      const waitedMs = nudge.at - releaseSent;
+      expect(waitedMs).toBeGreaterThanOrEqual(FREED_SHARDS_NUDGE_DELAY_MS - 5);
+      expect(waitedMs).toBeLessThan(FREED_SHARDS_NUDGE_DELAY_MS + NUDGE_BOUND_MS);
+      const partial = await heartbeat(group, { memberId: 'C', memberEpoch: c.memberEpoch });
+      expect(partial.assignment?.shards[0]?.shards.length).toBe(1);
+      expect(partial.diff.awaitingRelease[0]?.shards.length).toBe(1);
     } finally {
       await nudges.close();
     }

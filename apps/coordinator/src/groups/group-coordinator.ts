@@ -356,7 +356,8 @@ export class GroupCoordinator {
       throw error;
     }
     this.observer.onCommitted?.(groupId, txn);
-    void this.nudger.nudge(groupId, nudges);
+    void this.nudger.nudge(groupId, nudges.now);
+    if (nudges.soon.size > 0) this.nudger.nudgeSoon(groupId, nudges.soon, FREED_SHARDS_NUDGE_DELAY_MS);
     return { kind: 'done', result: step.result };
   }
 
@@ -373,21 +374,39 @@ export class GroupCoordinator {
     );
   }
 
-  /** Members told to heartbeat now: those the change gave work to, and waiters for freed shards. */
+  /**
+   * Members told to heartbeat: now, those the change gave work to (shards to revoke or to take)
+   * and waiters for freed shards that wait for nothing else any more; soon (see
+   * {@link FREED_SHARDS_NUDGE_DELAY_MS}), waiters for freed shards that still wait for shards
+   * other members hold.
+   */
   private nudgeTargets(
     txn: GroupTransaction,
     ownership: readonly OwnershipChange[],
     requester: string | undefined,
-  ): Set<string> {
-    const out = new Set(txn.nudges);
+  ): { now: Set<string>; soon: Set<string> } {
+    const now = new Set(txn.nudges);
+    const soon = new Set<string>();
     const freed = ownership.filter((c) => c.to === null);
     if (freed.length > 0) {
       for (const [id, target] of txn.targets.entries()) {
-        if (freed.some((c) => has(target, c.stream, c.shard))) out.add(id);
+        if (now.has(id) || !freed.some((c) => has(target, c.stream, c.shard))) continue;
+        let stillHeld = false;
+        for (const [stream, shard] of pairs(target)) {
+          const owner = txn.ownerOf(stream, shard);
+          if (owner !== undefined && owner !== id) {
+            stillHeld = true;
+            break;
+          }
+        }
+        (stillHeld ? soon : now).add(id);
       }
     }
-    if (requester !== undefined) out.delete(requester);
-    return out;
+    if (requester !== undefined) {
+      now.delete(requester);
+      soon.delete(requester);
+    }
+    return { now, soon };
   }
 
   private async isStale(groupId: string, cached: CachedGroup): Promise<boolean> {
@@ -401,6 +420,13 @@ export class GroupCoordinator {
     this.observer.onConflict?.(groupId);
   }
 }
+
+/**
+ * How long a member waiting for shards that several members release is left to wait for the
+ * rest before it is nudged with what is free so far (it is nudged at once when the last one is
+ * free). Releases answering one nudge land within a few tens of milliseconds.
+ */
+export const FREED_SHARDS_NUDGE_DELAY_MS = 50;
 
 /** A conditional expiry lost to a heartbeat that arrived meanwhile. */
 class StaleConditionError extends Error {
