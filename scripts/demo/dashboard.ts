@@ -41,7 +41,11 @@ export function renderFrame(f: DashboardFrame): string {
       : `group: (not created yet); published ${f.published}`,
   );
   lines.push('');
-  lines.push(bold(`${pad('worker', 10)}${pad('state', 10)}${pad('member', 8)}${pad('epoch', 7)}${pad('member state', 20)}${pad('owned shards', 18)}${pad('revoking', 10)}handled`));
+  lines.push(
+    bold(
+      `${pad('worker', 10)}${pad('state', 10)}${pad('member', 8)}${pad('epoch', 7)}${pad('member state', 20)}${pad('owned shards', 18)}${pad('revoking', 10)}handled`,
+    ),
+  );
   for (const w of f.workers) {
     const m = g?.members.find((x) => x.memberId === w.memberId);
     const owned = m?.assignment.flatMap((a) => a.shards).join(',') ?? '';

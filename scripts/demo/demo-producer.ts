@@ -1,4 +1,9 @@
-import { CoordinatorClient, RoutingCache, StreamPublisher, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import {
+  CoordinatorClient,
+  RoutingCache,
+  StreamPublisher,
+  type RedisConnection,
+} from '@redis-stream-coordinator/nestjs';
 
 /**
  * A steady keyed producer for the demo: `rate` messages per second over `keys` keys, each
@@ -22,7 +27,9 @@ export class DemoProducer {
     private readonly keys: number,
     private readonly rate: number,
   ) {
-    const routing = new RoutingCache(new CoordinatorClient({ baseUrl: coordinatorUrl, token, requestTimeoutMs: 5000 }));
+    const routing = new RoutingCache(
+      new CoordinatorClient({ baseUrl: coordinatorUrl, token, requestTimeoutMs: 5000 }),
+    );
     this.publisher = new StreamPublisher({ connection, routing });
   }
 

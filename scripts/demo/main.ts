@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { DescribedGroup, GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
-import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../../test/support/coordinator-process.js';
+import {
+  CoordinatorApi,
+  CoordinatorProcess,
+  TEST_TOKENS,
+} from '../../test/support/coordinator-process.js';
 import { resolveRedis } from '../../test/support/redis-resolve.js';
 import { WorkerProcess } from '../../test/support/worker-process.js';
 import { renderFrame, type ShardRow, type WorkerRow } from './dashboard.js';
@@ -65,7 +69,12 @@ async function main(): Promise<void> {
   const coordinator = await CoordinatorProcess.start({
     prefix,
     redisUrl: redis.url,
-    env: { STREAMS: `${STREAM}:${SHARDS}`, HEARTBEAT_INTERVAL_MS: '3000', SESSION_TIMEOUT_MS: '10000', LOG_LEVEL: 'error' },
+    env: {
+      STREAMS: `${STREAM}:${SHARDS}`,
+      HEARTBEAT_INTERVAL_MS: '3000',
+      SESSION_TIMEOUT_MS: '10000',
+      LOG_LEVEL: 'error',
+    },
   });
   cleanups.push(async () => void (await coordinator.stop()));
   log(`coordinator: ${coordinator.url}`);
@@ -84,7 +93,14 @@ async function main(): Promise<void> {
   const workers: DemoWorker[] = [];
   const startWorker = async (): Promise<void> => {
     const name = `worker-${workers.length + 1}`;
-    const w: DemoWorker = { name, process: null, state: 'running', record: join(dir, `${name}.jsonl`), handled: 0, memberId: null };
+    const w: DemoWorker = {
+      name,
+      process: null,
+      state: 'running',
+      record: join(dir, `${name}.jsonl`),
+      handled: 0,
+      memberId: null,
+    };
     workers.push(w);
     w.process = await WorkerProcess.start({
       coordinatorUrl: coordinator.url,
@@ -117,14 +133,30 @@ async function main(): Promise<void> {
     const group = await api.get<DescribedGroup>(`/v1/groups/${GROUP}`).catch(() => null);
     const described = group?.status === 200 ? group.body : null;
     const page = await api
-      .get<{ events: GroupEventEntry[] }>(`/v1/groups/${GROUP}/events?limit=200${lastEvent ? `&after=${lastEvent}` : ''}`)
+      .get<{ events: GroupEventEntry[] }>(
+        `/v1/groups/${GROUP}/events?limit=200${lastEvent ? `&after=${lastEvent}` : ''}`,
+      )
       .catch(() => null);
     for (const e of page?.status === 200 ? page.body.events : []) {
       lastEvent = e.id;
-      if (['MEMBER_JOINED', 'MEMBER_LEFT', 'SHARDS_REVOKED', 'SHARDS_ASSIGNED', 'MEMBER_EXPIRED'].includes(e.type)) {
-        const who = workers.find((w) => w.memberId === e.data.memberId)?.name ?? (typeof e.data.memberId === 'string' ? e.data.memberId : '');
-        const shards = (e.data.shards as Array<{ shards: number[] }> | undefined)?.flatMap((s) => s.shards).join(',');
-        events.push(`${e.at.slice(11, 23)} epoch ${e.groupEpoch} ${e.type} ${who}${shards ? ` [${shards}]` : ''}`);
+      if (
+        [
+          'MEMBER_JOINED',
+          'MEMBER_LEFT',
+          'SHARDS_REVOKED',
+          'SHARDS_ASSIGNED',
+          'MEMBER_EXPIRED',
+        ].includes(e.type)
+      ) {
+        const who =
+          workers.find((w) => w.memberId === e.data.memberId)?.name ??
+          (typeof e.data.memberId === 'string' ? e.data.memberId : '');
+        const shards = (e.data.shards as Array<{ shards: number[] }> | undefined)
+          ?.flatMap((s) => s.shards)
+          .join(',');
+        events.push(
+          `${e.at.slice(11, 23)} epoch ${e.groupEpoch} ${e.type} ${who}${shards ? ` [${shards}]` : ''}`,
+        );
       }
     }
     for (const w of workers) {
@@ -138,9 +170,13 @@ async function main(): Promise<void> {
     }
     const shards: ShardRow[] = [];
     for (let shard = 0; shard < SHARDS; shard++) {
-      const info = (await data.xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`).catch(() => [])) as unknown[][];
+      const info = (await data
+        .xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`)
+        .catch(() => [])) as unknown[][];
       const row = info.map(toRecord).find((r) => r.name === GROUP);
-      const owner = described?.members.find((m) => m.assignment.some((a) => a.shards.includes(shard)))?.memberId;
+      const owner = described?.members.find((m) =>
+        m.assignment.some((a) => a.shards.includes(shard)),
+      )?.memberId;
       shards.push({
         shard,
         lag: row && row.lag !== null ? Number(row.lag) : null,
@@ -152,7 +188,12 @@ async function main(): Promise<void> {
       elapsedS: (Date.now() - started) / 1000,
       phase,
       group: described,
-      workers: workers.map((w) => ({ name: w.name, state: w.state, handled: w.handled, memberId: w.memberId })),
+      workers: workers.map((w) => ({
+        name: w.name,
+        state: w.state,
+        handled: w.handled,
+        memberId: w.memberId,
+      })),
       shards,
       published: producer.published,
       events,
@@ -177,7 +218,9 @@ async function main(): Promise<void> {
   while (Date.now() < deadline) {
     let backlog = 0;
     for (let shard = 0; shard < SHARDS; shard++) {
-      const info = (await data.xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`).catch(() => [])) as unknown[][];
+      const info = (await data
+        .xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`)
+        .catch(() => [])) as unknown[][];
       const row = info.map(toRecord).find((r) => r.name === GROUP);
       backlog += row ? Number(row.pending) + Number(row.lag ?? 1) : 0;
     }
@@ -193,11 +236,19 @@ async function main(): Promise<void> {
   );
   log('');
   log(`published ${producer.published} messages (${producer.errors} publish errors)`);
-  log(`handled ${summary.distinct} distinct messages, ${summary.duplicates} redeliveries, ${summary.missing} missing`);
-  log(`per-key order: ${summary.orderViolations === 0 ? 'OK' : `${summary.orderViolations} keys out of order`}`);
+  log(
+    `handled ${summary.distinct} distinct messages, ${summary.duplicates} redeliveries, ${summary.missing} missing`,
+  );
+  log(
+    `per-key order: ${summary.orderViolations === 0 ? 'OK' : `${summary.orderViolations} keys out of order`}`,
+  );
   const ok = summary.missing === 0 && summary.orderViolations === 0 && producer.errors === 0;
   await cleanup();
-  log(ok ? 'demo finished: nothing lost, every key in order; everything stopped.' : 'demo finished with problems (see above).');
+  log(
+    ok
+      ? 'demo finished: nothing lost, every key in order; everything stopped.'
+      : 'demo finished with problems (see above).',
+  );
   process.exitCode = ok ? 0 : 1;
 }
 
@@ -208,7 +259,9 @@ function toRecord(flat: unknown[]): Record<string, unknown> {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   await cleanup();
   process.exit(1);
 });

@@ -20,7 +20,10 @@ interface Line {
  * Reads the workers' JSON-lines records and checks them against what was sent: every message
  * handled at least once, and per key the first handling of each sequence number in order.
  */
-export function checkRecords(files: readonly string[], sent: ReadonlyMap<string, number>): RecordSummary {
+export function checkRecords(
+  files: readonly string[],
+  sent: ReadonlyMap<string, number>,
+): RecordSummary {
   const lines: Line[] = [];
   for (const file of files) {
     if (!existsSync(file)) continue;

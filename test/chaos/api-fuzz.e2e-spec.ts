@@ -5,11 +5,7 @@ import type {
   HeartbeatResponse,
   ProtocolErrorBody,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import {
-  CoordinatorApi,
-  CoordinatorProcess,
-  TEST_TOKENS,
-} from '../support/coordinator-process.js';
+import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
 import {
@@ -35,7 +31,8 @@ function timerRemovals(before: unknown, after: unknown): number {
     const keys = (snap as { keys: Record<string, unknown> }).keys;
     const out: Record<string, Array<[string, string[]]>> = {};
     for (const [key, value] of Object.entries(keys)) {
-      if (key.endsWith(':events') && Array.isArray(value)) out[key] = value as Array<[string, string[]]>;
+      if (key.endsWith(':events') && Array.isArray(value))
+        out[key] = value as Array<[string, string[]]>;
     }
     return out;
   };
@@ -102,7 +99,11 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
     coordinator = await CoordinatorProcess.start({
       prefix: redis.prefix,
       readyTimeoutMs: 60_000,
-      env: { STREAMS: `${FUZZ_FIXTURE.stream}:4`, SESSION_TIMEOUT_MS: '600000', HEARTBEAT_INTERVAL_MS: '3000' },
+      env: {
+        STREAMS: `${FUZZ_FIXTURE.stream}:4`,
+        SESSION_TIMEOUT_MS: '600000',
+        HEARTBEAT_INTERVAL_MS: '3000',
+      },
     });
     member = new CoordinatorApi(coordinator.url, TEST_TOKENS.member);
     admin = new CoordinatorApi(coordinator.url, TEST_TOKENS.admin);
@@ -110,7 +111,8 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
     // and an empty group
     const path = `/v1/groups/${FUZZ_FIXTURE.group}/heartbeat`;
     const members = new Map<string, { epoch: number; owned: unknown[] }>();
-    for (const id of [FUZZ_FIXTURE.member, FUZZ_FIXTURE.otherMember]) members.set(id, { epoch: 0, owned: [] });
+    for (const id of [FUZZ_FIXTURE.member, FUZZ_FIXTURE.otherMember])
+      members.set(id, { epoch: 0, owned: [] });
     let stable = false;
     for (let round = 0; round < 30 && !stable; round++) {
       for (const [memberId, m] of members) {
@@ -127,7 +129,9 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
           m.owned = res.body.assignment.shards.map(({ stream, shards }) => ({ stream, shards }));
         }
       }
-      stable = (await admin.get<DescribedGroup>(`/v1/groups/${FUZZ_FIXTURE.group}`)).body.state === 'STABLE';
+      stable =
+        (await admin.get<DescribedGroup>(`/v1/groups/${FUZZ_FIXTURE.group}`)).body.state ===
+        'STABLE';
     }
     expect(stable).toBe(true);
     epoch = members.get(FUZZ_FIXTURE.member)?.epoch ?? 0;
@@ -139,7 +143,10 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
       subscribedStreams: [FUZZ_FIXTURE.stream],
       ownedShards: [],
     });
-    expect((await member.post(`/v1/groups/${FUZZ_FIXTURE.emptyGroup}/leave`, { memberId: 'passer-by' })).status).toBe(200);
+    expect(
+      (await member.post(`/v1/groups/${FUZZ_FIXTURE.emptyGroup}/leave`, { memberId: 'passer-by' }))
+        .status,
+    ).toBe(200);
     // nothing changes on its own (no timer fires within the fuzzing)
     const a = await snapshot();
     await new Promise((r) => setTimeout(r, 500));
@@ -174,7 +181,9 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
       }),
       { numRuns: RUNS, seed: config.seed, endOnFailure: true },
     );
-    process.stdout.write(`api fuzz (invalid requests): statuses ${JSON.stringify(Object.fromEntries(seen))}\n`);
+    process.stdout.write(
+      `api fuzz (invalid requests): statuses ${JSON.stringify(Object.fromEntries(seen))}\n`,
+    );
     expect(coordinator.running).toBe(true);
   }, 600_000);
 
@@ -190,7 +199,10 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
     expect(beat.body.memberEpoch).toBe(epoch);
     const group = (await admin.get<DescribedGroup>(`/v1/groups/${FUZZ_FIXTURE.group}`)).body;
     expect(group.state).toBe('STABLE');
-    expect(group.members.map((m) => m.memberId).sort()).toEqual([FUZZ_FIXTURE.member, FUZZ_FIXTURE.otherMember]);
+    expect(group.members.map((m) => m.memberId).sort()).toEqual([
+      FUZZ_FIXTURE.member,
+      FUZZ_FIXTURE.otherMember,
+    ]);
   });
 
   it('answers anything at all without a 5xx; a refused request changes nothing', async () => {
@@ -227,7 +239,6 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
     );
     expect(coordinator.running).toBe(true);
   }, 600_000);
-
 
   it('still serves after anything at all', async () => {
     expect(coordinator.running).toBe(true);

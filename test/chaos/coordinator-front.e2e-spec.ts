@@ -117,7 +117,9 @@ describe('chaos harness: the coordinator front (a faulty load balancer)', () => 
     const socket = connect(front.port, '127.0.0.1');
     let text = '';
     socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /wait-second HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.write(
+      'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /wait-second HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
     await new Promise((r) => setTimeout(r, 50));
     front.responseDelayMs = 0;
     for (let i = 0; i < 100 && !text.includes('/wait-second'); i++) {

@@ -37,8 +37,12 @@ function replay(schedule: FaultSchedule): { counts: number[]; overlaps: string[]
   const overlaps: string[] = [];
   for (const [target, list] of spans) {
     for (let i = 1; i < list.length; i++) {
-      const [prev, next] = [list[i - 1], list[i]] as [{ fault: number; to: number }, { fault: number; from: number }];
-      if (next.from <= prev.to) overlaps.push(`${target}: faults ${prev.fault + 1} and ${next.fault + 1}`);
+      const [prev, next] = [list[i - 1], list[i]] as [
+        { fault: number; to: number },
+        { fault: number; from: number },
+      ];
+      if (next.from <= prev.to)
+        overlaps.push(`${target}: faults ${prev.fault + 1} and ${next.fault + 1}`);
     }
   }
   return { counts, overlaps };

@@ -94,7 +94,8 @@ describe('/docs, /health and /metrics', () => {
         }
         // /v1 and the dashboard's data routes need a token and say so; health, metrics, docs and
         // the dashboard page itself do not.
-        if (path.startsWith('/v1/') || path.startsWith('/ui/api/')) expect(op.security).toBeDefined();
+        if (path.startsWith('/v1/') || path.startsWith('/ui/api/'))
+          expect(op.security).toBeDefined();
         else expect(op.security).toBeUndefined();
       }
     }

@@ -166,7 +166,9 @@ describe('fast hand-off nudges', () => {
       // the delayed nudge A's release set up was dropped: wait past its delay (nothing to await
       // for an absence), then C has had that one nudge only
       await new Promise((resolve) => setTimeout(resolve, FREED_SHARDS_NUDGE_DELAY_MS * 3));
-      expect(nudges.received.filter((n) => n.at >= joined && n.memberIds.includes('C'))).toHaveLength(1);
+      expect(
+        nudges.received.filter((n) => n.at >= joined && n.memberIds.includes('C')),
+      ).toHaveLength(1);
     } finally {
       await nudges.close();
     }

@@ -162,7 +162,12 @@ describe('fence durability', () => {
     await fences.ensure('g-del-2', 'b', [['orders', 3]], at(1), base.registry);
     // a gate only the token knows of (its record lost)
     await redis.redis().hdel(shardMetaKey(key), gateField('g-del-2'));
-    const doomed = [key, shardMetaKey(key), shardGateKey(key, 'g-del-1', 'a'), shardGateKey(key, 'g-del-2', 'b')];
+    const doomed = [
+      key,
+      shardMetaKey(key),
+      shardGateKey(key, 'g-del-1', 'a'),
+      shardGateKey(key, 'g-del-2', 'b'),
+    ];
     for (const k of doomed) expect(await redis.redis().exists(k)).toBe(1);
     expect(await deleteShardKeys(base.redis, key)).toBe(4);
     for (const k of doomed) expect(await redis.redis().exists(k)).toBe(0);

@@ -84,12 +84,15 @@ export class CoordinatorApi {
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...headers,
       },
-      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      ...(body !== undefined
+        ? { body: typeof body === 'string' ? body : JSON.stringify(body) }
+        : {}),
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
     let parsed: unknown = text;
-    if (text.length > 0 && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    if (text.length > 0 && (res.headers.get('content-type') ?? '').includes('json'))
+      parsed = JSON.parse(text);
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
 
@@ -109,4 +112,3 @@ export class CoordinatorApi {
     return this.request<T>('DELETE', path);
   }
 }
-

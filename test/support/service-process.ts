@@ -63,7 +63,8 @@ export class ServiceProcess {
 
   protected async launch(): Promise<void> {
     const { entry, env, name } = this.options;
-    if (!existsSync(entry)) throw new Error(`${entry} is missing: run "npm run build" first (npm test does)`);
+    if (!existsSync(entry))
+      throw new Error(`${entry} is missing: run "npm run build" first (npm test does)`);
     const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const collect = (chunk: Buffer): void => {
@@ -83,10 +84,14 @@ export class ServiceProcess {
     const deadline = Date.now() + this.options.readyTimeoutMs;
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${this.output()}`);
+        throw new Error(
+          `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${this.output()}`,
+        );
       }
       try {
-        const res = await fetch(`${this.url}${this.options.readyPath}`, { signal: AbortSignal.timeout(1000) });
+        const res = await fetch(`${this.url}${this.options.readyPath}`, {
+          signal: AbortSignal.timeout(1000),
+        });
         if (res.status === 200) return;
       } catch {
         // not listening yet
@@ -94,7 +99,9 @@ export class ServiceProcess {
       await new Promise((r) => setTimeout(r, 50));
     }
     child.kill('SIGKILL');
-    throw new Error(`${name} was not ready within ${this.options.readyTimeoutMs} ms:\n${this.output()}`);
+    throw new Error(
+      `${name} was not ready within ${this.options.readyTimeoutMs} ms:\n${this.output()}`,
+    );
   }
 
   /** Sends `signal` (default SIGTERM) and waits for the exit; SIGKILL after `timeoutMs`. */
@@ -140,7 +147,8 @@ export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'nest-cli.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the repository root (no nest-cli.json above this file)');
+    if (parent === dir)
+      throw new Error('cannot find the repository root (no nest-cli.json above this file)');
     dir = parent;
   }
   return dir;

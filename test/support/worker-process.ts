@@ -45,8 +45,20 @@ export class WorkerProcess extends ServiceProcess {
   }
 
   /** The worker's `/status`. */
-  async status(): Promise<{ memberId: string | null; memberEpoch: number; phase: string; shards: number[]; handled: number }> {
+  async status(): Promise<{
+    memberId: string | null;
+    memberEpoch: number;
+    phase: string;
+    shards: number[];
+    handled: number;
+  }> {
     const res = await fetch(`${this.url}/status`, { signal: AbortSignal.timeout(2000) });
-    return (await res.json()) as { memberId: string | null; memberEpoch: number; phase: string; shards: number[]; handled: number };
+    return (await res.json()) as {
+      memberId: string | null;
+      memberEpoch: number;
+      phase: string;
+      shards: number[];
+      handled: number;
+    };
   }
 }

@@ -38,13 +38,21 @@ export async function createCoordinatorApp(
   });
   const fastify = adapter.getInstance();
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RAW_BODY_CEILING }, (_req, body, done) => {
-    done(null, body);
-  });
-  const app = await NestFactory.create<NestFastifyApplication>(CoordinatorAppModule.forRoot(config, extra), adapter, {
-    bodyParser: false,
-    logger: LEVELS[config.logLevel],
-  });
+  fastify.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: RAW_BODY_CEILING },
+    (_req, body, done) => {
+      done(null, body);
+    },
+  );
+  const app = await NestFactory.create<NestFastifyApplication>(
+    CoordinatorAppModule.forRoot(config, extra),
+    adapter,
+    {
+      bodyParser: false,
+      logger: LEVELS[config.logLevel],
+    },
+  );
   app.enableShutdownHooks();
   const coordinator = app.get<GroupCoordinator>(GROUP_COORDINATOR);
   const store = app.get<GroupStore>(GROUP_STORE);
@@ -69,7 +77,9 @@ export async function startCoordinator(config: CoordinatorConfig): Promise<NestF
   const app = await createCoordinatorApp(config);
   await app.listen(config.port, config.host);
   if (config.auth === 'none') {
-    new Logger('Coordinator').warn('COORDINATOR_AUTH=none: every request is treated as admin (local development only)');
+    new Logger('Coordinator').warn(
+      'COORDINATOR_AUTH=none: every request is treated as admin (local development only)',
+    );
   }
   new Logger('Coordinator').log(`listening on ${await app.getUrl()}`);
   return app;

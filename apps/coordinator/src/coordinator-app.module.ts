@@ -17,7 +17,10 @@ import { StreamsModule } from './streams/streams.module.js';
  */
 @Module({})
 export class CoordinatorAppModule {
-  static forRoot(config: CoordinatorConfig, extra: Pick<ModuleMetadata, 'imports' | 'providers'> = {}): DynamicModule {
+  static forRoot(
+    config: CoordinatorConfig,
+    extra: Pick<ModuleMetadata, 'imports' | 'providers'> = {},
+  ): DynamicModule {
     return {
       module: CoordinatorAppModule,
       imports: [

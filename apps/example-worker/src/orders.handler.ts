@@ -1,5 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { StreamShardHandler, type StreamShardMessage, StreamShardContext } from '@redis-stream-coordinator/nestjs';
+import {
+  StreamShardHandler,
+  type StreamShardMessage,
+  StreamShardContext,
+} from '@redis-stream-coordinator/nestjs';
 import { HandledRecorder, preciseNow } from './handled-recorder.js';
 import { WORKER_CONFIG } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';
@@ -26,7 +30,10 @@ export class OrdersHandler {
 
   // retries and batch size come from the module's handlerDefaults (MAX_DELIVERIES, BATCH_SIZE)
   @StreamShardHandler('orders')
-  async handle(message: StreamShardMessage<OrderEvent>, context: StreamShardContext): Promise<void> {
+  async handle(
+    message: StreamShardMessage<OrderEvent>,
+    context: StreamShardContext,
+  ): Promise<void> {
     const t0 = preciseNow();
     if (this.config.failKeyPrefix && message.key.startsWith(this.config.failKeyPrefix)) {
       throw new Error(`refusing ${message.key}: its key starts with ${this.config.failKeyPrefix}`);

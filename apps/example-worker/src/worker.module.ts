@@ -34,7 +34,12 @@ export class WorkerModule {
             ...(config.instanceId ? { instanceId: config.instanceId } : {}),
             ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {}),
             handlerDefaults: { batchSize: config.batchSize, maxDeliveries: config.maxDeliveries },
-            metrics: { registry, ...(config.metricsSampleIntervalMs ? { sampleIntervalMs: config.metricsSampleIntervalMs } : {}) },
+            metrics: {
+              registry,
+              ...(config.metricsSampleIntervalMs
+                ? { sampleIntervalMs: config.metricsSampleIntervalMs }
+                : {}),
+            },
           }),
         }),
         StreamCoordinatorHealthModule,

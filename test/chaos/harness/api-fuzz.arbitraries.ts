@@ -176,8 +176,20 @@ const TEMPLATES: readonly Template[] = [
     admin: false,
     methods: ['GET'],
   },
-  { name: 'describe', method: 'GET', path: '/v1/groups/{g}', admin: false, methods: ['GET', 'DELETE'] },
-  { name: 'routing', method: 'GET', path: '/v1/streams/{s}', admin: false, methods: ['GET', 'PUT'] },
+  {
+    name: 'describe',
+    method: 'GET',
+    path: '/v1/groups/{g}',
+    admin: false,
+    methods: ['GET', 'DELETE'],
+  },
+  {
+    name: 'routing',
+    method: 'GET',
+    path: '/v1/streams/{s}',
+    admin: false,
+    methods: ['GET', 'PUT'],
+  },
 ];
 
 /** One change that makes a request invalid (or, for `neutral`, leaves its validity alone). */
@@ -231,19 +243,25 @@ const badIntegerLiteral = fc.constantFrom(
 const invalidId = fc.oneof(
   fc.constant(''),
   printable(256, 300),
-  fc.tuple(printable(0, 10), fc.constantFrom(' ', '\t', 'é', '\u0000', '\u007f', '\n', '💥'), printable(0, 10)).map(
-    ([a, c, b]) => a + c + b,
-  ),
+  fc
+    .tuple(
+      printable(0, 10),
+      fc.constantFrom(' ', '\t', 'é', '\u0000', '\u007f', '\n', '💥'),
+      printable(0, 10),
+    )
+    .map(([a, c, b]) => a + c + b),
 );
 /** Strings that are not group or stream names (1–128 of [A-Za-z0-9._-]). */
 const invalidName = fc.oneof(
   fc.constant(''),
   fc.stringMatching(/^[a-z]{129,140}$/),
-  fc.tuple(
-    fc.stringMatching(/^[a-z0-9]{0,6}$/),
-    fc.constantFrom(' ', '/', ':', '@', 'é', '*', '%', '#', '?', '+', '~', '\u0000'),
-    fc.stringMatching(/^[a-z0-9]{0,6}$/),
-  ).map(([a, c, b]) => a + c + b),
+  fc
+    .tuple(
+      fc.stringMatching(/^[a-z0-9]{0,6}$/),
+      fc.constantFrom(' ', '/', ':', '@', 'é', '*', '%', '#', '?', '+', '~', '\u0000'),
+      fc.stringMatching(/^[a-z0-9]{0,6}$/),
+    )
+    .map(([a, c, b]) => a + c + b),
 );
 /** A path segment that is not a valid name (percent-encoded as a client would). */
 const invalidNameSegment = invalidName.map((name) => encodeURIComponent(name));
@@ -276,7 +294,12 @@ function badValue(kind: Field, join: boolean): fc.Arbitrary<unknown> {
     case 'int':
       return fc.oneof(notNumber, fc.constantFrom(new RawJson('0.5'), new RawJson('1e400')));
     case 'bool':
-      return fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.constant(null), fc.constant([]));
+      return fc.oneof(
+        fc.string({ maxLength: 5 }),
+        fc.integer(),
+        fc.constant(null),
+        fc.constant([]),
+      );
     case 'mode':
       return fc.oneof(notString, fc.constantFrom('', 'fast', 'STRICT', 'strict ', 'relaxed\u0000'));
     case 'names':
@@ -298,9 +321,14 @@ function badValue(kind: Field, join: boolean): fc.Arbitrary<unknown> {
         ]),
         fc.constant([{ stream: FUZZ_FIXTURE.stream, shards: [], extra: 1 }]),
         fc.record({ stream: invalidName, shards: fc.constant([] as number[]) }).map((e) => [e]),
-        fc.oneof(fc.integer({ max: -1 }), fc.constant(0.5), fc.string({ maxLength: 3 }), fc.constant(null)).map(
-          (bad) => [{ stream: FUZZ_FIXTURE.stream, shards: [bad] }],
-        ),
+        fc
+          .oneof(
+            fc.integer({ max: -1 }),
+            fc.constant(0.5),
+            fc.string({ maxLength: 3 }),
+            fc.constant(null),
+          )
+          .map((bad) => [{ stream: FUZZ_FIXTURE.stream, shards: [bad] }]),
         fc.constant([{ stream: FUZZ_FIXTURE.stream, shards: [new RawJson('1e400')] }]),
         fc.constant([{ stream: FUZZ_FIXTURE.stream, shards: 'all' }]),
         ...(join ? [fc.constant([{ stream: FUZZ_FIXTURE.stream, shards: [0] }])] : []),
@@ -318,7 +346,9 @@ const malformedJson = fc.oneof(
   fc.constant({ body: '{"memberId": "m1" "memberEpoch": 1}', why: 'no comma' }),
   fc.constant({ body: '{"memberId": NaN}', why: 'NaN' }),
   fc.constant({ body: '\u00ef\u00bb\u00bf{}', why: 'mojibake BOM' }),
-  fc.integer({ min: 1000, max: 20_000 }).map((n) => ({ body: '['.repeat(n), why: `${n} open brackets` })),
+  fc
+    .integer({ min: 1000, max: 20_000 })
+    .map((n) => ({ body: '['.repeat(n), why: `${n} open brackets` })),
   fc.integer({ min: 1000, max: 5000 }).map((n) => ({
     body: `${'{"a":'.repeat(n)}1${'}'.repeat(n - 1)}`,
     why: `${n} nested objects, one brace short`,
@@ -349,17 +379,35 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
     fc.constantFrom<Mutation>(
       { kind: 'token', auth: null, label: 'no token' },
       { kind: 'token', auth: 'Bearer not-the-token', label: 'wrong token' },
-      { kind: 'token', auth: `Basic ${Buffer.from(`x:${TEST_TOKENS.admin}`).toString('base64')}`, label: 'Basic scheme' },
+      {
+        kind: 'token',
+        auth: `Basic ${Buffer.from(`x:${TEST_TOKENS.admin}`).toString('base64')}`,
+        label: 'Basic scheme',
+      },
       { kind: 'token', auth: `Bearer ${TEST_TOKENS.admin}x`, label: 'token with a suffix' },
       { kind: 'token', auth: 'Bearer', label: 'scheme only' },
       { kind: 'token', auth: TEST_TOKENS.admin, label: 'bare token' },
-      ...(t.admin ? [{ kind: 'token', auth: `Bearer ${TEST_TOKENS.member}`, label: 'member token on an admin route' } as const] : []),
+      ...(t.admin
+        ? [
+            {
+              kind: 'token',
+              auth: `Bearer ${TEST_TOKENS.member}`,
+              label: 'member token on an admin route',
+            } as const,
+          ]
+        : []),
     ),
     fc.constant<Mutation>({ kind: 'duplicate-auth' }),
-    fc.constantFrom('te-and-cl', 'two-lengths', 'bad-length').map((how): Mutation => ({ kind: 'framing', how })),
-    fc.constantFrom(...['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((m) => !t.methods.includes(m))).map(
-      (method): Mutation => ({ kind: 'method', method }),
-    ),
+    fc
+      .constantFrom('te-and-cl', 'two-lengths', 'bad-length')
+      .map((how): Mutation => ({ kind: 'framing', how })),
+    fc
+      .constantFrom(
+        ...['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter(
+          (m) => !t.methods.includes(m),
+        ),
+      )
+      .map((method): Mutation => ({ kind: 'method', method })),
   ];
   const slots = (['g', 's', 'e'] as const).filter((s) => t.path.includes(`{${s}}`));
   for (const slot of slots) {
@@ -377,10 +425,15 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
     options.push(
       fc
         .oneof(
-          fc.constantFrom('0', '1001', '-1', 'ten', '1.5', '', '99999999').map((v) => [['limit', v] as const]),
+          fc
+            .constantFrom('0', '1001', '-1', 'ten', '1.5', '', '99999999')
+            .map((v) => [['limit', v] as const]),
           fc.constantFrom('x', '1-', '-1', '1-2-3', '١-٠', '').map((v) => [['after', v] as const]),
           fc.constant([['limit', '1'] as const, ['limit', '2'] as const]),
-          fc.stringMatching(/^[a-z]{1,8}$/).filter((k) => k !== 'limit' && k !== 'after').map((k) => [[k, '1'] as const]),
+          fc
+            .stringMatching(/^[a-z]{1,8}$/)
+            .filter((k) => k !== 'limit' && k !== 'after')
+            .map((k) => [[k, '1'] as const]),
         )
         .map((query): Mutation => ({ kind: 'query', query })),
     );
@@ -389,7 +442,14 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
     const fields = t.fields ?? {};
     options.push(
       fc
-        .oneof(fc.constant('[]'), fc.constant('null'), fc.constant('"text"'), fc.constant('42'), fc.constant('true'), fc.constant('[{"memberId":"m1"}]'))
+        .oneof(
+          fc.constant('[]'),
+          fc.constant('null'),
+          fc.constant('"text"'),
+          fc.constant('42'),
+          fc.constant('true'),
+          fc.constant('[{"memberId":"m1"}]'),
+        )
         .map((body): Mutation => ({ kind: 'not-an-object', body })),
       malformedJson
         .filter(({ body }) => !(t.emptyBodyAllowed === true && body === ''))
@@ -397,7 +457,17 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
       fc
         .tuple(
           fc.oneof(
-            fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'memberid', 'MemberId', ' memberId', 'shards '),
+            fc.constantFrom(
+              '__proto__',
+              'constructor',
+              'prototype',
+              'toString',
+              'hasOwnProperty',
+              'memberid',
+              'MemberId',
+              ' memberId',
+              'shards ',
+            ),
             fc.stringMatching(/^[a-zA-Z_$][a-zA-Z0-9_$]{0,12}$/),
           ),
           fc.jsonValue({ maxDepth: 2 }),
@@ -405,17 +475,36 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
         .filter(([field]) => !(field in fields))
         .map(([field, value]): Mutation => ({ kind: 'unknown-field', field, value })),
       fc
-        .constantFrom<string | null>(null, '', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json', 'text/json', 'application/octet-stream')
+        .constantFrom<string | null>(
+          null,
+          '',
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/jsonx',
+          'json',
+          'text/json',
+          'application/octet-stream',
+        )
         .map((value): Mutation => ({ kind: 'content-type', value })),
       fc.constant<Mutation>({ kind: 'oversize' }),
     );
-    const required = Object.entries(fields).filter(([, f]) => f.required).map(([name]) => name);
+    const required = Object.entries(fields)
+      .filter(([, f]) => f.required)
+      .map(([name]) => name);
     if (required.length > 0) {
-      options.push(fc.constantFrom(...required).map((field): Mutation => ({ kind: 'missing', field })));
+      options.push(
+        fc.constantFrom(...required).map((field): Mutation => ({ kind: 'missing', field })),
+      );
     }
     for (const [name, spec] of Object.entries(fields)) {
       options.push(
-        badValue(spec.kind, t.join === true).map((value): Mutation => ({ kind: 'bad-value', field: name, value })),
+        badValue(spec.kind, t.join === true).map((value): Mutation => ({
+          kind: 'bad-value',
+          field: name,
+          value,
+        })),
       );
     }
   }
@@ -428,9 +517,9 @@ const neutral = fc.oneof(
     .tuple(fc.stringMatching(/^x-[a-z0-9-]{1,16}$/), printable(0, 40))
     .map(([name, value]) => ({ header: [name, value] as const })),
   fc.integer({ min: 1, max: 64 }).map((chunked) => ({ chunked })),
-  fc.constantFrom('application/json; charset=utf-8', 'Application/JSON', 'application/vnd.rsc+json').map(
-    (contentType) => ({ contentType }),
-  ),
+  fc
+    .constantFrom('application/json; charset=utf-8', 'Application/JSON', 'application/vnd.rsc+json')
+    .map((contentType) => ({ contentType })),
 );
 
 /** The JSON text of `body` (RawJson values written as their raw text). */
@@ -486,7 +575,12 @@ function build(t: Template, mutation: Mutation, extras: readonly NeutralChange[]
       label += `malformed body (${mutation.why})`;
       break;
     case 'unknown-field':
-      Object.defineProperty(body, mutation.field, { value: mutation.value, enumerable: true, configurable: true, writable: true });
+      Object.defineProperty(body, mutation.field, {
+        value: mutation.value,
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      });
       label += `unknown field ${JSON.stringify(mutation.field)}`;
       break;
     case 'missing':
@@ -518,7 +612,8 @@ function build(t: Template, mutation: Mutation, extras: readonly NeutralChange[]
   for (const extra of extras) {
     if ('header' in extra) headers.push(extra.header);
     else if ('chunked' in extra) chunked = extra.chunked;
-    else if (contentType === 'application/json' && mutation.kind !== 'content-type') contentType = extra.contentType;
+    else if (contentType === 'application/json' && mutation.kind !== 'content-type')
+      contentType = extra.contentType;
   }
   if (auth !== null) headers.push(['Authorization', auth]);
   if (contentType !== null) headers.push(['Content-Type', contentType]);
@@ -532,7 +627,10 @@ function build(t: Template, mutation: Mutation, extras: readonly NeutralChange[]
       chunked = 7;
     } else {
       chunked = undefined;
-      headers.push(['Content-Length', mutation.how === 'bad-length' ? `${length}x` : `${Number(length) + 1}`]);
+      headers.push([
+        'Content-Length',
+        mutation.how === 'bad-length' ? `${length}x` : `${Number(length) + 1}`,
+      ]);
     }
   }
   const path =
@@ -555,7 +653,8 @@ function build(t: Template, mutation: Mutation, extras: readonly NeutralChange[]
   };
 }
 
-type NeutralChange = { header: readonly [string, string] } | { chunked: number } | { contentType: string };
+type NeutralChange =
+  { header: readonly [string, string] } | { chunked: number } | { contentType: string };
 
 function describeValue(value: unknown): string {
   if (value instanceof RawJson) return value.text;
@@ -581,9 +680,40 @@ export function invalidRequestArb(): fc.Arbitrary<FuzzRequest> {
 }
 
 const VOCABULARY = [
-  'v1', 'groups', 'streams', 'g', 'e', 'orders', 'heartbeat', 'leave', 'events', 'members',
-  'member-ids', 'reshard', 'm1', 'm2', 'health', 'ready', 'live', 'metrics', 'docs', 'ui', 'api',
-  'overview', '', '.', '..', '%2e%2e', '%00', '%ff', '%', '%%', '~', 'openapi.json', '*', '@',
+  'v1',
+  'groups',
+  'streams',
+  'g',
+  'e',
+  'orders',
+  'heartbeat',
+  'leave',
+  'events',
+  'members',
+  'member-ids',
+  'reshard',
+  'm1',
+  'm2',
+  'health',
+  'ready',
+  'live',
+  'metrics',
+  'docs',
+  'ui',
+  'api',
+  'overview',
+  '',
+  '.',
+  '..',
+  '%2e%2e',
+  '%00',
+  '%ff',
+  '%',
+  '%%',
+  '~',
+  'openapi.json',
+  '*',
+  '@',
 ];
 
 /**
@@ -616,20 +746,51 @@ export function anyRequestArb(): fc.Arbitrary<FuzzRequest> {
     name.map((st) => ['PUT', `/v1/streams/${st}`] as const),
     name.map((st) => ['POST', `/v1/streams/${st}/reshard`] as const),
     fc
-      .constantFrom('/v1/groups', '/v1/streams', '/health/live', '/health/ready', '/metrics', '/docs', '/docs/openapi.json', '/ui', '/ui/api/overview', `/ui/api/groups/${FUZZ_FIXTURE.group}`)
+      .constantFrom(
+        '/v1/groups',
+        '/v1/streams',
+        '/health/live',
+        '/health/ready',
+        '/metrics',
+        '/docs',
+        '/docs/openapi.json',
+        '/ui',
+        '/ui/api/overview',
+        `/ui/api/groups/${FUZZ_FIXTURE.group}`,
+      )
       .map((p) => ['GET', p] as const),
   );
   const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD');
   const target: fc.Arbitrary<readonly [string, string]> = fc.oneof(
     { weight: 6, arbitrary: route },
-    { weight: 1, arbitrary: fc.tuple(method, route.map(([, p]) => p)) },
-    { weight: 1, arbitrary: fc.tuple(method, fc.array(segment, { minLength: 1, maxLength: 6 }).map((parts) => `/${parts.join('/')}`)) },
-    { weight: 1, arbitrary: fc.tuple(method, fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`)) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        method,
+        route.map(([, p]) => p),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        method,
+        fc.array(segment, { minLength: 1, maxLength: 6 }).map((parts) => `/${parts.join('/')}`),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        method,
+        fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
+      ),
+    },
     { weight: 1, arbitrary: fc.tuple(method, fc.stringMatching(/^\/[!-~]{0,60}$/)) },
   );
   const query = fc.option(
     fc
-      .array(fc.tuple(fc.stringMatching(/^[a-z]{0,8}$/), fc.stringMatching(/^[!-~]{0,12}$/)), { maxLength: 3 })
+      .array(fc.tuple(fc.stringMatching(/^[a-z]{0,8}$/), fc.stringMatching(/^[!-~]{0,12}$/)), {
+        maxLength: 3,
+      })
       .map((pairs) => pairs.map(([k, v]) => `${k}=${v.replace(/[#\s]/g, '')}`).join('&')),
   );
   const body = fc.option(
@@ -643,11 +804,24 @@ export function anyRequestArb(): fc.Arbitrary<FuzzRequest> {
           {
             memberId: fc.oneof(fc.constantFrom('m1', 'm2', 'fz'), fc.jsonValue({ maxDepth: 1 })),
             memberEpoch: fc.oneof(fc.integer({ min: -3, max: 5 }), fc.jsonValue({ maxDepth: 1 })),
-            rebalanceTimeoutMs: fc.oneof(fc.integer({ min: -1, max: 100_000 }), fc.jsonValue({ maxDepth: 1 })),
-            subscribedStreams: fc.oneof(fc.constant(['orders']), fc.array(fc.string({ maxLength: 6 }), { maxLength: 2 }), fc.jsonValue({ maxDepth: 1 })),
+            rebalanceTimeoutMs: fc.oneof(
+              fc.integer({ min: -1, max: 100_000 }),
+              fc.jsonValue({ maxDepth: 1 }),
+            ),
+            subscribedStreams: fc.oneof(
+              fc.constant(['orders']),
+              fc.array(fc.string({ maxLength: 6 }), { maxLength: 2 }),
+              fc.jsonValue({ maxDepth: 1 }),
+            ),
             ownedShards: fc.oneof(
               fc.constant([]),
-              fc.array(fc.record({ stream: fc.constantFrom('orders', 'x', ''), shards: fc.array(fc.integer({ min: -2, max: 10 }), { maxLength: 4 }) }), { maxLength: 2 }),
+              fc.array(
+                fc.record({
+                  stream: fc.constantFrom('orders', 'x', ''),
+                  shards: fc.array(fc.integer({ min: -2, max: 10 }), { maxLength: 4 }),
+                }),
+                { maxLength: 2 },
+              ),
               fc.jsonValue({ maxDepth: 2 }),
             ),
             instanceId: fc.oneof(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 1 })),
@@ -668,8 +842,20 @@ export function anyRequestArb(): fc.Arbitrary<FuzzRequest> {
     'Basic Zm9vOmJhcg==',
     '',
   );
-  const contentType = fc.constantFrom<string | null>(null, 'application/json', 'application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', '*/*', 'application/json; charset=latin1');
-  const extraHeaders = fc.array(fc.tuple(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/), printable(0, 30)), { maxLength: 3 });
+  const contentType = fc.constantFrom<string | null>(
+    null,
+    'application/json',
+    'application/json',
+    'application/json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    '*/*',
+    'application/json; charset=latin1',
+  );
+  const extraHeaders = fc.array(
+    fc.tuple(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/), printable(0, 30)),
+    { maxLength: 3 },
+  );
   return fc
     .record({
       target,
@@ -682,7 +868,10 @@ export function anyRequestArb(): fc.Arbitrary<FuzzRequest> {
     })
     .map((r) => {
       const headers: Array<readonly [string, string]> = r.extraHeaders.filter(
-        ([name]) => !/^(host|connection|content-length|transfer-encoding|authorization|content-type)$/i.test(name),
+        ([name]) =>
+          !/^(host|connection|content-length|transfer-encoding|authorization|content-type)$/i.test(
+            name,
+          ),
       );
       if (r.auth !== null) headers.push(['Authorization', r.auth]);
       if (r.contentType !== null) headers.push(['Content-Type', r.contentType]);

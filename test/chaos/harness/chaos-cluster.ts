@@ -214,7 +214,9 @@ export class ChaosCluster {
   async routing(): Promise<StreamRouting> {
     const res = await this.admin().get<StreamRouting>(`/v1/streams/${CHAOS_STREAM}`);
     if (res.status !== 200) {
-      throw new Error(`GET /v1/streams/${CHAOS_STREAM} → ${res.status} ${JSON.stringify(res.body)}`);
+      throw new Error(
+        `GET /v1/streams/${CHAOS_STREAM} → ${res.status} ${JSON.stringify(res.body)}`,
+      );
     }
     return res.body;
   }

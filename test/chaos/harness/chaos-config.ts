@@ -73,7 +73,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1) throw new ChaosConfigError(name, raw, 'a positive integer');
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new ChaosConfigError(name, raw, 'a positive integer');
   return n;
 }
 

@@ -151,7 +151,8 @@ export class ChaosProducer {
       } catch (error) {
         this.failures++;
         const text = error instanceof Error ? error.message : String(error);
-        if (text !== this.lastError) this.options.log(`producer: publish failed (retrying): ${text}`);
+        if (text !== this.lastError)
+          this.options.log(`producer: publish failed (retrying): ${text}`);
         this.lastError = text;
         await this.waitForRedis();
         const partial = (error as { publishedIds?: ReadonlyArray<string | undefined> })
@@ -205,7 +206,8 @@ export class ChaosProducer {
     // every candidate shard's tail, once (only this producer writes, one call at a time)
     const perShard = new Map<string, number>();
     for (const m of pending) {
-      for (const c of candidates(m.key)) perShard.set(c.shardKey, (perShard.get(c.shardKey) ?? 0) + 1);
+      for (const c of candidates(m.key))
+        perShard.set(c.shardKey, (perShard.get(c.shardKey) ?? 0) + 1);
     }
     const found = new Map<string, { shardKey: string; id: string }>();
     for (const [shardKey, count] of perShard) {
@@ -226,7 +228,11 @@ export class ChaosProducer {
         return;
       }
       this.resolved++;
-      this.record(m, hit.shard, (found.get(`${m.key}#${m.seq}@${hit.shardKey}`) as { id: string }).id);
+      this.record(
+        m,
+        hit.shard,
+        (found.get(`${m.key}#${m.seq}@${hit.shardKey}`) as { id: string }).id,
+      );
     });
     return rest;
   }
@@ -237,7 +243,9 @@ export class ChaosProducer {
 
   private async currentRouting(): Promise<CompiledRouting | null> {
     try {
-      return this.routing.peek(this.options.stream) ?? (await this.routing.get(this.options.stream));
+      return (
+        this.routing.peek(this.options.stream) ?? (await this.routing.get(this.options.stream))
+      );
     } catch {
       return null;
     }

@@ -93,7 +93,9 @@ export async function runChaos(
     await producer.stop();
     mark('producerStoppedMs');
     const expected = expectedMembers(schedule);
-    const unexpectedExits = expected.filter((m) => cluster.members.get(m)?.process?.running !== true);
+    const unexpectedExits = expected.filter(
+      (m) => cluster.members.get(m)?.process?.running !== true,
+    );
     const survivors = expected.filter((m) => !unexpectedExits.includes(m));
     await quiesce(cluster, survivors, config.quiesceTimeoutMs);
     mark('quiescedMs');
@@ -106,7 +108,15 @@ export async function runChaos(
       'what happened:',
       ...injector.timeline(),
       `producer: ${producer.published} messages, ${producer.failures} failed publish calls retried, ${producer.resolved} outcomes looked up`,
-      `members (handler ms per message; connections to replica A/B): ${[...cluster.members.values()].map((m) => `${m.name} ${handlerDelayOf(m.name, config)} ms, ${cluster.replicaPorts().map((p) => m.front.forwardedTo.get(p) ?? 0).join('/')}`).join(' · ')}`,
+      `members (handler ms per message; connections to replica A/B): ${[...cluster.members.values()]
+        .map(
+          (m) =>
+            `${m.name} ${handlerDelayOf(m.name, config)} ms, ${cluster
+              .replicaPorts()
+              .map((p) => m.front.forwardedTo.get(p) ?? 0)
+              .join('/')}`,
+        )
+        .join(' · ')}`,
       '',
       formatInvariantReport(report, `chaos run (seed ${config.seed})`),
       unreadable > 0 ? `(${unreadable} unreadable record lines)` : '',
@@ -121,7 +131,13 @@ export async function runChaos(
       // everything the checker read, next to the record files (for a look at the failure)
       writeFileSync(
         join(cluster.dir.path, 'checker-input.json'),
-        JSON.stringify({ seed: config.seed, schedule, produced: input.produced, crashes: input.crashes, events }),
+        JSON.stringify({
+          seed: config.seed,
+          schedule,
+          produced: input.produced,
+          crashes: input.crashes,
+          events,
+        }),
       );
       writeFileSync(join(cluster.dir.path, 'summary.txt'), summary);
     }
@@ -132,9 +148,12 @@ export async function runChaos(
       schedule,
       report,
       summary,
-      failedActions: injector.failures().map((o) => `${JSON.stringify(o.planned.action)}: ${o.note}`),
+      failedActions: injector
+        .failures()
+        .map((o) => `${JSON.stringify(o.planned.action)}: ${o.note}`),
       unexpectedExits: unexpectedExits.map(
-        (m) => `${m}: ${cluster.members.get(m)?.process?.output().slice(-1500) ?? '(never started)'}`,
+        (m) =>
+          `${m}: ${cluster.members.get(m)?.process?.output().slice(-1500) ?? '(never started)'}`,
       ),
       unreadableLines: unreadable,
       events: events.length,
@@ -142,7 +161,9 @@ export async function runChaos(
       keptFiles,
     };
   } catch (error) {
-    log(`chaos run (seed ${config.seed}) failed: ${String(error)}\ndiagnostics:\n${cluster.diagnostics()}`);
+    log(
+      `chaos run (seed ${config.seed}) failed: ${String(error)}\ndiagnostics:\n${cluster.diagnostics()}`,
+    );
     throw new ChaosRunError(
       `chaos run with CHAOS_SEED=${config.seed} failed before its check: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
@@ -179,13 +200,18 @@ async function until(
     } catch (error) {
       last = String(error);
     }
-    if (Date.now() > deadline) throw new ChaosRunError(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
+    if (Date.now() > deadline)
+      throw new ChaosRunError(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Waits until `members` exactly are in the group, STABLE, every shard assigned to one of them. */
-async function waitForGroup(cluster: ChaosCluster, members: readonly string[], timeoutMs: number): Promise<DescribedGroup> {
+async function waitForGroup(
+  cluster: ChaosCluster,
+  members: readonly string[],
+  timeoutMs: number,
+): Promise<DescribedGroup> {
   let group: DescribedGroup | null = null;
   await until(
     `group ${CHAOS_GROUP} STABLE with ${members.join(', ')}`,
@@ -211,7 +237,11 @@ async function waitForGroup(cluster: ChaosCluster, members: readonly string[], t
  * The end of a run: reshard finished, the group stable with the surviving members, and every
  * current shard read to its last entry with nothing pending.
  */
-async function quiesce(cluster: ChaosCluster, members: readonly string[], timeoutMs: number): Promise<void> {
+async function quiesce(
+  cluster: ChaosCluster,
+  members: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const left = (): number => Math.max(1000, deadline - Date.now());
   await until(

@@ -136,7 +136,13 @@ export class CoordinatorFront {
 
   private accept(client: Socket): void {
     this.accepted++;
-    const pipe: Pipe = { client, upstream: null, delayed: [], timer: undefined, closeAfterFlush: false };
+    const pipe: Pipe = {
+      client,
+      upstream: null,
+      delayed: [],
+      timer: undefined,
+      closeAfterFlush: false,
+    };
     this.pipes.add(pipe);
     client.pause(); // held until an upstream is connected
     client.on('error', () => this.teardown(pipe));

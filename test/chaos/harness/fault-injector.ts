@@ -74,7 +74,8 @@ export class FaultInjector {
       note = await this.apply(planned.action);
     } catch (error) {
       ok = false;
-      note = error instanceof Error ? error.message.split('\n').slice(0, 3).join(' | ') : String(error);
+      note =
+        error instanceof Error ? error.message.split('\n').slice(0, 3).join(' | ') : String(error);
     }
     const outcome = { planned, startedAt, endedAt: this.elapsed(), ok, note };
     this.outcomes.push(outcome);
@@ -94,7 +95,8 @@ export class FaultInjector {
         const process = c.members.get(action.member)?.process;
         if (!process?.running) return 'not running';
         const code = await process.stop(action.signal);
-        if (action.signal === 'SIGKILL') this.crashes.push({ memberId: action.member, at: Date.now() });
+        if (action.signal === 'SIGKILL')
+          this.crashes.push({ memberId: action.member, at: Date.now() });
         return `exited (${String(code)})`;
       }
       case 'freeze':

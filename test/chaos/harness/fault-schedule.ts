@@ -21,14 +21,22 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 /** One step the harness performs. */
 export type ChaosAction =
   | { readonly type: 'start-member'; readonly member: string }
-  | { readonly type: 'signal-member'; readonly member: string; readonly signal: 'SIGKILL' | 'SIGTERM' }
+  | {
+      readonly type: 'signal-member';
+      readonly member: string;
+      readonly signal: 'SIGKILL' | 'SIGTERM';
+    }
   | { readonly type: 'freeze'; readonly member: string }
   | { readonly type: 'thaw'; readonly member: string }
   | { readonly type: 'black-hole'; readonly member: string }
   | { readonly type: 'heal'; readonly member: string; readonly cut: boolean }
   | { readonly type: 'delay-responses'; readonly member: string; readonly ms: number }
   | { readonly type: 'drop-responses'; readonly member: string }
-  | { readonly type: 'stop-coordinator'; readonly replica: 'A' | 'B'; readonly signal: 'SIGKILL' | 'SIGTERM' }
+  | {
+      readonly type: 'stop-coordinator';
+      readonly replica: 'A' | 'B';
+      readonly signal: 'SIGKILL' | 'SIGTERM';
+    }
   | { readonly type: 'start-coordinator'; readonly replica: 'A' | 'B' }
   | { readonly type: 'restart-redis'; readonly crash: boolean }
   | { readonly type: 'reshard'; readonly shards: number };
@@ -142,9 +150,7 @@ export function planFaults(sizing: ScheduleSizing, seed: number): FaultSchedule 
     if (planned !== null) faults.push(planned);
     t += Math.round(random.between(0.5, 1.5) * sizing.meanFaultGapMs);
   }
-  const actions = faults
-    .flatMap((f) => f.actions)
-    .sort((a, b) => a.at - b.at || a.fault - b.fault);
+  const actions = faults.flatMap((f) => f.actions).sort((a, b) => a.at - b.at || a.fault - b.fault);
   return { seed, durationMs: sizing.durationMs, initialMembers, faults, actions };
 }
 
@@ -282,7 +288,8 @@ function planOne(
 /** The schedule as printable lines (one per fault). */
 export function formatSchedule(schedule: FaultSchedule): string {
   const lines = schedule.faults.map(
-    (f) => `  ${String(f.index + 1).padStart(3)}. +${(f.at / 1000).toFixed(1).padStart(6)} s  ${f.kind.padEnd(25)} ${f.description}`,
+    (f) =>
+      `  ${String(f.index + 1).padStart(3)}. +${(f.at / 1000).toFixed(1).padStart(6)} s  ${f.kind.padEnd(25)} ${f.description}`,
   );
   return [
     `fault schedule (seed ${schedule.seed}, ${schedule.faults.length} faults over ${Math.round(schedule.durationMs / 1000)} s, members at start: ${schedule.initialMembers.join(', ')}):`,

@@ -73,7 +73,11 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs = 10_000): Prom
       if (settled) return;
       settled = true;
       socket.destroy();
-      reject(new NoResponseError(`no response within ${timeoutMs} ms to ${req.method} ${req.path.slice(0, 200)}`));
+      reject(
+        new NoResponseError(
+          `no response within ${timeoutMs} ms to ${req.method} ${req.path.slice(0, 200)}`,
+        ),
+      );
     }, timeoutMs);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('end', finish);
@@ -86,14 +90,19 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs = 10_000): Prom
 function parseResponse(raw: Buffer): RawResponse {
   const text = raw.toString('utf8');
   const split = text.indexOf('\r\n\r\n');
-  if (split < 0) throw new NoResponseError(`incomplete response (${raw.length} bytes): ${JSON.stringify(text.slice(0, 200))}`);
+  if (split < 0)
+    throw new NoResponseError(
+      `incomplete response (${raw.length} bytes): ${JSON.stringify(text.slice(0, 200))}`,
+    );
   const [statusLine = '', ...headerLines] = text.slice(0, split).split('\r\n');
   const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
-  if (!match) throw new NoResponseError(`not an HTTP response: ${JSON.stringify(statusLine.slice(0, 200))}`);
+  if (!match)
+    throw new NoResponseError(`not an HTTP response: ${JSON.stringify(statusLine.slice(0, 200))}`);
   const headers: Record<string, string> = {};
   for (const line of headerLines) {
     const colon = line.indexOf(':');
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    if (colon > 0)
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
   let body = text.slice(split + 4);
   if ((headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked')) body = dechunk(body);

@@ -93,8 +93,7 @@ describe('ShardReader: data-plane fencing', () => {
       group: 'g',
       memberId: 'A',
       blockMs: 20_000, // far longer than the bound below: only the gate's deletion can end it
-      createConnection: () =>
-        createRedisConnection(redisUrl(), 'reader', { connectionName: name }),
+      createConnection: () => createRedisConnection(redisUrl(), 'reader', { connectionName: name }),
       handle: async (m) => void byA.push(seqOf(m.payload)),
       onLost: (r) => void lost.push(r),
     });

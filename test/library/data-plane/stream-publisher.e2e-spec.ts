@@ -300,11 +300,16 @@ describe('StreamPublisher', () => {
     let failures = 2;
     const source: RoutingSource = {
       fetchRouting: (stream) => {
-        if (failures-- > 0) return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: null }));
+        if (failures-- > 0)
+          return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: null }));
         return Promise.resolve({ ...routing, stream });
       },
     };
-    const publisher = new StreamPublisher({ connection, routing: new RoutingCache(source), retryDelayMs: 1 });
+    const publisher = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(source),
+      retryDelayMs: 1,
+    });
     expect(await publisher.publish('flaky', 'k', { seq: 1 })).toMatch(/^\d+-\d+$/);
     expect(failures).toBe(-1);
 
@@ -312,10 +317,18 @@ describe('StreamPublisher', () => {
     const missing: RoutingSource = {
       fetchRouting: () => {
         notFoundFetches++;
-        return Promise.reject(Object.assign(new Error('STREAM_NOT_FOUND: no such stream'), { code: 'STREAM_NOT_FOUND' }));
+        return Promise.reject(
+          Object.assign(new Error('STREAM_NOT_FOUND: no such stream'), {
+            code: 'STREAM_NOT_FOUND',
+          }),
+        );
       },
     };
-    const strict = new StreamPublisher({ connection, routing: new RoutingCache(missing), retryDelayMs: 1 });
+    const strict = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(missing),
+      retryDelayMs: 1,
+    });
     await expect(strict.publish('nope', 'k', {})).rejects.toBeInstanceOf(RoutingFetchError);
     expect(notFoundFetches).toBe(1);
   });

@@ -1,4 +1,12 @@
-import { Controller, type INestMicroservice, Module, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  Controller,
+  type INestMicroservice,
+  Module,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import type { StreamShardContext, StreamShardMessage } from '@redis-stream-coordinator/nestjs';
@@ -31,7 +39,10 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
   });
 
   beforeAll(async () => {
-    coordinator = await CoordinatorProcess.start({ prefix: redis.prefix, env: { STREAMS: 'events:3' } });
+    coordinator = await CoordinatorProcess.start({
+      prefix: redis.prefix,
+      env: { STREAMS: 'events:3' },
+    });
   });
   afterAll(async () => {
     await coordinator?.stop();
@@ -54,8 +65,16 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
       // The explicit type argument picks the untyped overload, so @Ctx() can be typed.
       @EventPattern<string>('events')
       @UseInterceptors(CountingInterceptor)
-      handle(@Payload() message: StreamShardMessage<{ n: number }>, @Ctx() context: StreamShardContext): void {
-        handled.push({ key: message.key, n: message.payload.n, shard: context.shard, viaInterceptor: intercepted > 0 });
+      handle(
+        @Payload() message: StreamShardMessage<{ n: number }>,
+        @Ctx() context: StreamShardContext,
+      ): void {
+        handled.push({
+          key: message.key,
+          n: message.payload.n,
+          shard: context.shard,
+          viaInterceptor: intercepted > 0,
+        });
       }
     }
 
@@ -80,7 +99,9 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
         const ns = handled.filter((h) => h.key === `k${k}`).map((h) => h.n);
         expect(ns).toEqual(ns.slice().sort((a, b) => a - b));
       }
-      await expect(lastValueFrom(client.send('events', { key: 'x', value: 1 }))).rejects.toThrow(/not supported/);
+      await expect(lastValueFrom(client.send('events', { key: 'x', value: 1 }))).rejects.toThrow(
+        /not supported/,
+      );
     } finally {
       await client.close();
       await app.close();

@@ -8,10 +8,18 @@ import {
   MemberRuntime,
 } from '@redis-stream-coordinator/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
+import {
+  CoordinatorApi,
+  CoordinatorProcess,
+  TEST_TOKENS,
+} from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -62,7 +70,11 @@ describe('member runtime (smoke)', () => {
     await app.init();
     try {
       const runtime = app.get(MemberRuntime);
-      await waitFor(() => runtime.status().held.length === 4, 10_000, 'the member to own all 4 shards');
+      await waitFor(
+        () => runtime.status().held.length === 4,
+        10_000,
+        'the member to own all 4 shards',
+      );
       const producer = app.get(StreamProducer);
       for (let seq = 0; seq < 50; seq++) {
         for (const key of ['a', 'b', 'c', 'd', 'e']) await producer.publish('orders', key, { seq });

@@ -99,7 +99,6 @@ describe('invariant checker', () => {
     expect(report.results.noLoss.byKind).toEqual({ 'pending-at-end': 1 });
   });
 
-
   it('no loss: an ack applied just before its member was killed (no record, not pending) is explained, only then', () => {
     // B handled 3-0 at [120, 121] and was SIGKILLed at 400: its ack reached Redis (nothing is
     // pending at the end) but the record never got written

@@ -25,7 +25,8 @@ export class AssignorRegistry implements OnModuleInit {
     const custom: ShardAssignor[] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const { instance, metatype } = wrapper;
-      if (!instance || !metatype || !Reflect.getMetadata(SHARD_ASSIGNOR_PROVIDER, metatype)) continue;
+      if (!instance || !metatype || !Reflect.getMetadata(SHARD_ASSIGNOR_PROVIDER, metatype))
+        continue;
       const candidate = instance as Partial<ShardAssignor>;
       if (typeof candidate.name !== 'string' || typeof candidate.assign !== 'function') {
         throw new InvalidConfigError([

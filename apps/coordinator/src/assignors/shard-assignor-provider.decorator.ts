@@ -19,4 +19,5 @@ export const SHARD_ASSIGNOR_PROVIDER = 'STREAM_COORDINATOR_SERVER:SHARD_ASSIGNOR
  * ```
  * @publicApi
  */
-export const ShardAssignorProvider = (): ClassDecorator => SetMetadata(SHARD_ASSIGNOR_PROVIDER, true);
+export const ShardAssignorProvider = (): ClassDecorator =>
+  SetMetadata(SHARD_ASSIGNOR_PROVIDER, true);

@@ -74,7 +74,8 @@ const schema = z
       .optional()
       .default('uniform')
       .refine((name) => isValidId(name), {
-        message: 'DEFAULT_ASSIGNOR must be an assignor name of 1-255 printable ASCII characters (built in: uniform, range)',
+        message:
+          'DEFAULT_ASSIGNOR must be an assignor name of 1-255 printable ASCII characters (built in: uniform, range)',
       }),
     MAX_SHARDS: int('MAX_SHARDS', 1, MAX_SHARDS_LIMIT, 1024),
     EVENT_LOG_MAXLEN: int('EVENT_LOG_MAXLEN', 100, 100_000_000, 10000),
@@ -97,7 +98,10 @@ const schema = z
         message: `HEARTBEAT_INTERVAL_MS (${env.HEARTBEAT_INTERVAL_MS}) must be smaller than SESSION_TIMEOUT_MS (${env.SESSION_TIMEOUT_MS})`,
       });
     }
-    if (env.COORDINATOR_AUTH === 'token' && env.COORDINATOR_TOKEN.length + env.COORDINATOR_ADMIN_TOKEN.length === 0) {
+    if (
+      env.COORDINATOR_AUTH === 'token' &&
+      env.COORDINATOR_TOKEN.length + env.COORDINATOR_ADMIN_TOKEN.length === 0
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['COORDINATOR_TOKEN'],
@@ -137,10 +141,20 @@ export interface CoordinatorConfig {
 
 function parseStreams(raw: string, maxShards: number): DeclaredStream[] {
   const out: DeclaredStream[] = [];
-  for (const item of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, count, ...rest] = item.split(':');
     const shards = Number(count);
-    if (rest.length > 0 || !name || !isValidName(name) || !Number.isInteger(shards) || shards < 1 || shards > maxShards) {
+    if (
+      rest.length > 0 ||
+      !name ||
+      !isValidName(name) ||
+      !Number.isInteger(shards) ||
+      shards < 1 ||
+      shards > maxShards
+    ) {
       throw new InvalidConfigError([
         `STREAMS entry ${JSON.stringify(item)} must look like <name>:<shards> with a name of 1-128 [A-Za-z0-9._-] and 1-${maxShards} shards`,
       ]);

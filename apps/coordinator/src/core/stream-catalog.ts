@@ -13,7 +13,11 @@ export interface StreamCatalog {
     group: string,
     stream: string,
   ):
-    | { readonly version: string; readonly shards: readonly number[]; readonly resharding?: boolean }
+    | {
+        readonly version: string;
+        readonly shards: readonly number[];
+        readonly resharding?: boolean;
+      }
     | undefined;
   /** True when `shard` is a shard of `stream` the coordinator knows (consumable or not). */
   knows(stream: string, shard: number): boolean;

@@ -102,14 +102,16 @@ export function maybeUpdateTarget(
   const previousOwner = new Map<string, { stream: string; shard: number; memberId: string }>();
   for (const [id, target] of txn.base.targets) {
     if (members.has(id)) continue;
-    for (const [stream, shard] of pairs(target)) previousOwner.set(shardRef(stream, shard), { stream, shard, memberId: id });
+    for (const [stream, shard] of pairs(target))
+      previousOwner.set(shardRef(stream, shard), { stream, shard, memberId: id });
   }
   for (const [id, m] of members) {
     for (const [stream, shard] of pairs(m.previousTarget)) {
       previousOwner.set(shardRef(stream, shard), { stream, shard, memberId: id });
     }
   }
-  const moves: Array<{ stream: string; shard: number; from: string | null; to: string | null }> = [];
+  const moves: Array<{ stream: string; shard: number; from: string | null; to: string | null }> =
+    [];
   let moveCount = 0;
   const stillTargeted = new Set<string>();
   for (const [id, m] of members) {
@@ -138,7 +140,8 @@ export function maybeUpdateTarget(
   for (const [ref, prev] of previousOwner) {
     if (stillTargeted.has(ref)) continue;
     moveCount++;
-    if (moves.length < MAX_LISTED_MOVES) moves.push({ stream: prev.stream, shard: prev.shard, from: prev.memberId, to: null });
+    if (moves.length < MAX_LISTED_MOVES)
+      moves.push({ stream: prev.stream, shard: prev.shard, from: prev.memberId, to: null });
   }
   // a copy first: deleting while the overlay's generator runs would change what it yields
   for (const [id] of Array.from(txn.targets.entries())) {

@@ -41,18 +41,33 @@ function op(
     ...(role ? { security: [{ bearer: [] }], 'x-required-role': role } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody
-      ? { requestBody: { required: true, content: { 'application/json': { schema: requestBody } } } }
+      ? {
+          requestBody: { required: true, content: { 'application/json': { schema: requestBody } } },
+        }
       : {}),
     responses: {
       ...responses,
-      ...(role ? { '401': errorResponse('UNAUTHENTICATED'), ...(role === 'admin' ? { '403': errorResponse('FORBIDDEN') } : {}) } : {}),
-      ...(requestBody ? { '400': errorResponse('INVALID_REQUEST'), '413': errorResponse('PAYLOAD_TOO_LARGE') } : {}),
+      ...(role
+        ? {
+            '401': errorResponse('UNAUTHENTICATED'),
+            ...(role === 'admin' ? { '403': errorResponse('FORBIDDEN') } : {}),
+          }
+        : {}),
+      ...(requestBody
+        ? { '400': errorResponse('INVALID_REQUEST'), '413': errorResponse('PAYLOAD_TOO_LARGE') }
+        : {}),
       '503': errorResponse('COORDINATOR_NOT_AVAILABLE'),
     },
   };
 }
 
-const path = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+const path = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
 const groupParam = path('groupId', 'Group name: 1-128 characters of [A-Za-z0-9._-].');
 const streamParam = path('stream', 'Stream name: 1-128 characters of [A-Za-z0-9._-].');
 
@@ -64,7 +79,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
       title: 'Redis Stream Coordinator',
       version: '1',
       description:
-        "KIP-848-style group protocol for Redis Stream shards. Errors are {error: {code, message}}; see PROTOCOL.md for the rules behind each code.",
+        'KIP-848-style group protocol for Redis Stream shards. Errors are {error: {code, message}}; see PROTOCOL.md for the rules behind each code.',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
@@ -76,39 +91,122 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
           'Join, heartbeat, acknowledge revocations, or leave (-1, -2)',
           'member',
           {
-            '200': json({ oneOf: [schemaOf(heartbeatResponseSchema, 'output'), schemaOf(leaveResponseSchema, 'output')] }),
+            '200': json({
+              oneOf: [
+                schemaOf(heartbeatResponseSchema, 'output'),
+                schemaOf(leaveResponseSchema, 'output'),
+              ],
+            }),
             '404': errorResponse('GROUP_ID_NOT_FOUND'),
-            '409': errorResponse('UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED'),
+            '409': errorResponse(
+              'UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED',
+            ),
           },
           schemaOf(heartbeatRequestSchema),
           [groupParam],
         ),
       },
       '/v1/groups/{groupId}/leave': {
-        post: op('Leave the group (or leave temporarily as a static member)', 'member', { '200': json(schemaOf(leaveResponseSchema, 'output')), '404': errorResponse('GROUP_ID_NOT_FOUND'), '409': errorResponse('UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID') }, schemaOf(leaveRequestSchema), [groupParam]),
+        post: op(
+          'Leave the group (or leave temporarily as a static member)',
+          'member',
+          {
+            '200': json(schemaOf(leaveResponseSchema, 'output')),
+            '404': errorResponse('GROUP_ID_NOT_FOUND'),
+            '409': errorResponse('UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID'),
+          },
+          schemaOf(leaveRequestSchema),
+          [groupParam],
+        ),
       },
       '/v1/groups': { get: op('List groups', 'member', { '200': json(freeForm) }) },
       '/v1/groups/{groupId}': {
-        get: op('Describe a group', 'member', { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') }, undefined, [groupParam]),
-        delete: op('Delete an EMPTY group', 'admin', { '204': { description: 'Deleted' }, '404': errorResponse('GROUP_ID_NOT_FOUND'), '409': errorResponse('GROUP_NOT_EMPTY') }, undefined, [groupParam]),
+        get: op(
+          'Describe a group',
+          'member',
+          { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') },
+          undefined,
+          [groupParam],
+        ),
+        delete: op(
+          'Delete an EMPTY group',
+          'admin',
+          {
+            '204': { description: 'Deleted' },
+            '404': errorResponse('GROUP_ID_NOT_FOUND'),
+            '409': errorResponse('GROUP_NOT_EMPTY'),
+          },
+          undefined,
+          [groupParam],
+        ),
       },
       '/v1/groups/{groupId}/members/{memberId}': {
-        delete: op('Remove a member as if it expired', 'admin', { '204': { description: 'Removed' }, '404': errorResponse('GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID') }, undefined, [groupParam, path('memberId', 'URL-encoded member id')]),
+        delete: op(
+          'Remove a member as if it expired',
+          'admin',
+          {
+            '204': { description: 'Removed' },
+            '404': errorResponse('GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID'),
+          },
+          undefined,
+          [groupParam, path('memberId', 'URL-encoded member id')],
+        ),
       },
       '/v1/groups/{groupId}/member-ids': {
-        post: op('Issue a member id', 'member', { '201': json({ type: 'object', properties: { memberId: { type: 'string' } } }) }, schemaOf(memberIdRequestSchema), [groupParam]),
+        post: op(
+          'Issue a member id',
+          'member',
+          { '201': json({ type: 'object', properties: { memberId: { type: 'string' } } }) },
+          schemaOf(memberIdRequestSchema),
+          [groupParam],
+        ),
       },
       '/v1/groups/{groupId}/events': {
-        get: op('Read the group event log', 'member', { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') }, undefined, [
-          groupParam,
-          { name: 'after', in: 'query', required: false, schema: { type: 'string' }, description: 'Exclusive event id' },
-          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
-        ]),
+        get: op(
+          'Read the group event log',
+          'member',
+          { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') },
+          undefined,
+          [
+            groupParam,
+            {
+              name: 'after',
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+              description: 'Exclusive event id',
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+            },
+          ],
+        ),
       },
-      '/v1/streams': { get: op('List streams with their routing', 'member', { '200': json(freeForm) }) },
+      '/v1/streams': {
+        get: op('List streams with their routing', 'member', { '200': json(freeForm) }),
+      },
       '/v1/streams/{stream}': {
-        get: op('Routing metadata', 'member', { '200': json(freeForm), '404': errorResponse('STREAM_NOT_FOUND') }, undefined, [streamParam]),
-        put: op('Create a stream (idempotent for the same shard count)', 'admin', { '200': json(freeForm, 'Exists'), '201': json(freeForm, 'Created'), '409': errorResponse('STREAM_EXISTS') }, schemaOf(createStreamSchema(maxShards)), [streamParam]),
+        get: op(
+          'Routing metadata',
+          'member',
+          { '200': json(freeForm), '404': errorResponse('STREAM_NOT_FOUND') },
+          undefined,
+          [streamParam],
+        ),
+        put: op(
+          'Create a stream (idempotent for the same shard count)',
+          'admin',
+          {
+            '200': json(freeForm, 'Exists'),
+            '201': json(freeForm, 'Created'),
+            '409': errorResponse('STREAM_EXISTS'),
+          },
+          schemaOf(createStreamSchema(maxShards)),
+          [streamParam],
+        ),
       },
       '/v1/streams/{stream}/reshard': {
         post: op(
@@ -125,15 +223,32 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
         ),
       },
       '/ui': {
-        get: { summary: 'The dashboard page (static shell; its data comes from /ui/api with the admin token)', responses: { '200': { description: 'text/html' } } },
+        get: {
+          summary:
+            'The dashboard page (static shell; its data comes from /ui/api with the admin token)',
+          responses: { '200': { description: 'text/html' } },
+        },
       },
-      '/ui/api/overview': { get: op('Dashboard: groups and streams', 'admin', { '200': json(freeForm) }) },
+      '/ui/api/overview': {
+        get: op('Dashboard: groups and streams', 'admin', { '200': json(freeForm) }),
+      },
       '/ui/api/groups/{groupId}': {
-        get: op('Dashboard: one group (members, shard ownership with lag, rebalance timeline, reshard progress)', 'admin', { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') }, undefined, [groupParam]),
+        get: op(
+          'Dashboard: one group (members, shard ownership with lag, rebalance timeline, reshard progress)',
+          'admin',
+          { '200': json(freeForm), '404': errorResponse('GROUP_ID_NOT_FOUND') },
+          undefined,
+          [groupParam],
+        ),
       },
       '/health/live': { get: op('Liveness', null, { '200': json(freeForm) }) },
       '/health/ready': { get: op('Readiness', null, { '200': json(freeForm) }) },
-      '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text/plain exposition' } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics',
+          responses: { '200': { description: 'text/plain exposition' } },
+        },
+      },
     },
   };
 }

@@ -62,7 +62,12 @@ interface MutationPlan<T> {
 type AttemptOutcome<T> =
   | { readonly kind: 'done'; readonly result: T }
   | { readonly kind: 'retry' }
-  | { readonly kind: 'touch'; readonly result: T; readonly version: number; readonly touched: Promise<WriteResult> };
+  | {
+      readonly kind: 'touch';
+      readonly result: T;
+      readonly version: number;
+      readonly touched: Promise<WriteResult>;
+    };
 
 const RETRY = { kind: 'retry' } as const;
 
@@ -152,14 +157,17 @@ export class GroupCoordinator {
       if (!member) return { result: false };
       if (
         condition.reason === 'rebalance-timeout' &&
-        (member.state !== 'UNREVOKED_SHARDS' || member.revokeStartedAt !== condition.revokeStartedAt)
+        (member.state !== 'UNREVOKED_SHARDS' ||
+          member.revokeStartedAt !== condition.revokeStartedAt)
       ) {
         return { result: false };
       }
       removeMember(txn, memberId, condition.reason, this.registry, this.rules);
       return {
         result: true,
-        ...(condition.reason === 'expiry' ? { staleSince: [[memberId, condition.seenBefore] as const] } : {}),
+        ...(condition.reason === 'expiry'
+          ? { staleSince: [[memberId, condition.seenBefore] as const] }
+          : {}),
       };
     }).catch((error: unknown) => {
       if (error instanceof StaleConditionError) return false;
@@ -195,7 +203,11 @@ export class GroupCoordinator {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const cached = await this.get(groupId);
         // A refusal must be based on current state: another replica may have changed the group.
-        if ((!cached.exists || cached.state.members.size > 0) && (await this.isStale(groupId, cached))) continue;
+        if (
+          (!cached.exists || cached.state.members.size > 0) &&
+          (await this.isStale(groupId, cached))
+        )
+          continue;
         if (!cached.exists) {
           throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`);
         }
@@ -250,7 +262,11 @@ export class GroupCoordinator {
       // The last change's fence writes may never have happened (its writer crashed, or Redis
       // failed in between): write them again; version order makes this safe in any case.
       if (loaded.pendingFences) await this.repairFences(groupId, loaded.pendingFences);
-      cached = { state: loaded.state, exists: loaded.exists, catalogVersion: loaded.catalogVersion };
+      cached = {
+        state: loaded.state,
+        exists: loaded.exists,
+        catalogVersion: loaded.catalogVersion,
+      };
       this.cache.set(groupId, cached);
     }
     await this.registry.ensureAtLeast(cached.catalogVersion);
@@ -357,11 +373,16 @@ export class GroupCoordinator {
     }
     this.observer.onCommitted?.(groupId, txn);
     void this.nudger.nudge(groupId, nudges.now);
-    if (nudges.soon.size > 0) this.nudger.nudgeSoon(groupId, nudges.soon, FREED_SHARDS_NUDGE_DELAY_MS);
+    if (nudges.soon.size > 0)
+      this.nudger.nudgeSoon(groupId, nudges.soon, FREED_SHARDS_NUDGE_DELAY_MS);
     return { kind: 'done', result: step.result };
   }
 
-  private async ensureFences(groupId: string, cached: CachedGroup, step: MutationPlan<unknown>): Promise<void> {
+  private async ensureFences(
+    groupId: string,
+    cached: CachedGroup,
+    step: MutationPlan<unknown>,
+  ): Promise<void> {
     if (!step.ensureFencesOf) return;
     const member = cached.state.members.get(step.ensureFencesOf);
     if (!member || member.memberEpoch < 0) return;

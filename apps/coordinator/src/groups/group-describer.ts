@@ -23,21 +23,19 @@ export function describeGroup(
       members.map((m) => m.assignor),
       defaultAssignor,
     ),
-    members: members.map(
-      (m): DescribedMember => ({
-        memberId: m.memberId,
-        instanceId: m.instanceId,
-        rackId: m.rackId,
-        memberEpoch: m.memberEpoch,
-        state: m.state,
-        subscribedStreams: [...m.subscribedStreams],
-        assignment: toWire(m.assigned),
-        pendingRevocation: toWire(m.pendingRevocation),
-        target: toWire(state.targets.get(m.memberId) ?? EMPTY_ASSIGNMENT),
-        lastHeartbeatAt: new Date(lastSeen.get(m.memberId) ?? m.joinedAt).toISOString(),
-        clientHost: m.clientHost,
-      }),
-    ),
+    members: members.map((m): DescribedMember => ({
+      memberId: m.memberId,
+      instanceId: m.instanceId,
+      rackId: m.rackId,
+      memberEpoch: m.memberEpoch,
+      state: m.state,
+      subscribedStreams: [...m.subscribedStreams],
+      assignment: toWire(m.assigned),
+      pendingRevocation: toWire(m.pendingRevocation),
+      target: toWire(state.targets.get(m.memberId) ?? EMPTY_ASSIGNMENT),
+      lastHeartbeatAt: new Date(lastSeen.get(m.memberId) ?? m.joinedAt).toISOString(),
+      clientHost: m.clientHost,
+    })),
   };
 }
 

@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import type {
   DescribedGroup,
   GroupEventEntry,
@@ -16,7 +27,11 @@ import { groupIdParam, memberIdParam } from '../http/path-params.js';
 import { decodeBody, validate } from '../http/request-validation.js';
 import { RequireRole } from '../http/roles.decorator.js';
 import { StatusOverrideError } from '../http/status-override.error.js';
-import { heartbeatRequestSchema, leaveRequestSchema, memberIdRequestSchema } from '../http/schemas/heartbeat.schemas.js';
+import {
+  heartbeatRequestSchema,
+  leaveRequestSchema,
+  memberIdRequestSchema,
+} from '../http/schemas/heartbeat.schemas.js';
 import { eventsQuerySchema } from '../http/schemas/streams.schemas.js';
 import { CoordinatorMetrics } from '../metrics/coordinator-metrics.js';
 import type { GroupStore } from '../store/group-store.js';
@@ -45,7 +60,9 @@ export class GroupsController {
     const stopTimer = this.metrics.heartbeatDuration.startTimer();
     let outcome = 'ok';
     try {
-      const body = decodeBody(heartbeatRequestSchema, raw, { contentType: request.headers['content-type'] });
+      const body = decodeBody(heartbeatRequestSchema, raw, {
+        contentType: request.headers['content-type'],
+      });
       return await this.coordinator.heartbeat(groupIdParam(groupId), body, request.ip ?? null);
     } catch (error) {
       outcome = error instanceof CoordinatorError ? error.code : 'COORDINATOR_NOT_AVAILABLE';
@@ -64,7 +81,9 @@ export class GroupsController {
     @Param('groupId') groupId: string,
     @Req() request: FastifyRequest,
   ): Promise<LeaveResponse> {
-    const body = decodeBody(leaveRequestSchema, raw, { contentType: request.headers['content-type'] });
+    const body = decodeBody(leaveRequestSchema, raw, {
+      contentType: request.headers['content-type'],
+    });
     return this.coordinator.leave(groupIdParam(groupId), body);
   }
 
@@ -92,7 +111,10 @@ export class GroupsController {
   @Delete(':groupId/members/:memberId')
   @HttpCode(204)
   @RequireRole('admin')
-  async removeMember(@Param('groupId') groupId: string, @Param('memberId') memberId: string): Promise<void> {
+  async removeMember(
+    @Param('groupId') groupId: string,
+    @Param('memberId') memberId: string,
+  ): Promise<void> {
     const group = groupIdParam(groupId);
     const member = memberIdParam(memberId);
     try {
@@ -118,7 +140,10 @@ export class GroupsController {
     @Param('groupId') groupId: string,
     @Req() request: FastifyRequest,
   ): { memberId: string } {
-    decodeBody(memberIdRequestSchema, raw, { allowEmpty: true, contentType: request.headers['content-type'] });
+    decodeBody(memberIdRequestSchema, raw, {
+      allowEmpty: true,
+      contentType: request.headers['content-type'],
+    });
     groupIdParam(groupId);
     return { memberId: randomUUID() };
   }
@@ -133,12 +158,19 @@ export class GroupsController {
     const q = validate(eventsQuerySchema, { ...query }, 'query');
     const { exists } = await this.coordinator.read(id);
     if (!exists) throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${id}" does not exist`);
-    return { events: await this.store.events(id, q.after, q.limit ?? PROTOCOL_LIMITS.defaultEventsLimit) };
+    return {
+      events: await this.store.events(id, q.after, q.limit ?? PROTOCOL_LIMITS.defaultEventsLimit),
+    };
   }
 }
 
 /** Outcomes decided before the group is looked up: the path may name no real group. */
-const PRE_GROUP_OUTCOMES = new Set(['INVALID_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_ASSIGNOR', 'GROUP_ID_NOT_FOUND']);
+const PRE_GROUP_OUTCOMES = new Set([
+  'INVALID_REQUEST',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_ASSIGNOR',
+  'GROUP_ID_NOT_FOUND',
+]);
 
 /**
  * The `group` label of a heartbeat metric: the group id, except for requests refused before the

@@ -14,7 +14,13 @@ import { REDIS_CLOCK } from '../streams/streams.tokens.js';
 import { CoordinatorLifecycle } from './coordinator-lifecycle.js';
 import { GroupCoordinator } from './group-coordinator.js';
 import { GroupsController } from './groups.controller.js';
-import { GROUP_COORDINATOR, GROUP_STORE, KEY_SPACE, SESSION_TIMERS, STREAM_REGISTRY } from './groups.tokens.js';
+import {
+  GROUP_COORDINATOR,
+  GROUP_STORE,
+  KEY_SPACE,
+  SESSION_TIMERS,
+  STREAM_REGISTRY,
+} from './groups.tokens.js';
 import { NudgePublisher } from './nudge-publisher.js';
 import { RedisClock } from './redis-clock.js';
 import { SessionTimers } from './session-timers.js';
@@ -51,7 +57,16 @@ import { MetricsModule } from '../metrics/metrics.module.js';
     },
     {
       provide: GROUP_COORDINATOR,
-      inject: [GROUP_STORE, STREAM_REGISTRY, COORDINATOR_REDIS, KEY_SPACE, COORDINATOR_CONFIG, AssignorRegistry, REDIS_CLOCK, COORDINATOR_METRICS_OBSERVER],
+      inject: [
+        GROUP_STORE,
+        STREAM_REGISTRY,
+        COORDINATOR_REDIS,
+        KEY_SPACE,
+        COORDINATOR_CONFIG,
+        AssignorRegistry,
+        REDIS_CLOCK,
+        COORDINATOR_METRICS_OBSERVER,
+      ],
       useFactory: (
         store: GroupStore,
         registry: StreamRegistry,
@@ -82,7 +97,12 @@ import { MetricsModule } from '../metrics/metrics.module.js';
       provide: SESSION_TIMERS,
       inject: [GROUP_STORE, GROUP_COORDINATOR, COORDINATOR_CONFIG],
       useFactory: (store: GroupStore, coordinator: GroupCoordinator, c: CoordinatorConfig) =>
-        new SessionTimers(store, coordinator, Math.max(20, Math.min(250, Math.floor(c.sessionTimeoutMs / 10))), new Logger('SessionTimers')),
+        new SessionTimers(
+          store,
+          coordinator,
+          Math.max(20, Math.min(250, Math.floor(c.sessionTimeoutMs / 10))),
+          new Logger('SessionTimers'),
+        ),
     },
   ],
   exports: [GROUP_COORDINATOR, STREAM_REGISTRY, GROUP_STORE, KEY_SPACE, REDIS_CLOCK],

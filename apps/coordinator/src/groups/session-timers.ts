@@ -67,7 +67,9 @@ export class SessionTimers {
     for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
       // One round trip for a whole batch of groups (commands sent together are pipelined).
       const batch = this.groupIds.slice(i, i + SCAN_BATCH);
-      const scans = await Promise.all(batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)));
+      const scans = await Promise.all(
+        batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
+      );
       for (const [k, groupId] of batch.entries()) {
         await this.handleScan(groupId, scans[k] as GroupScan, sessionTimeoutMs);
       }
@@ -75,7 +77,11 @@ export class SessionTimers {
   }
 
   /** Expires the stale members of one scanned group, then checks its rebalance timeouts. */
-  private async handleScan(groupId: string, scan: GroupScan, sessionTimeoutMs: number): Promise<void> {
+  private async handleScan(
+    groupId: string,
+    scan: GroupScan,
+    sessionTimeoutMs: number,
+  ): Promise<void> {
     this.coordinator.clock.observe(scan.now);
     this.freshSince ??= scan.now;
     if (scan.now - this.freshSince >= sessionTimeoutMs) {
@@ -92,7 +98,11 @@ export class SessionTimers {
     await this.checkRebalanceTimeouts(groupId, scan.version, scan.now);
   }
 
-  private async checkRebalanceTimeouts(groupId: string, version: number, now: number): Promise<void> {
+  private async checkRebalanceTimeouts(
+    groupId: string,
+    version: number,
+    now: number,
+  ): Promise<void> {
     let cached = this.coordinator.cachedGroups().get(groupId);
     if (!cached || cached.state.meta.version !== version) {
       if (version === 0) return;
@@ -102,12 +112,16 @@ export class SessionTimers {
     const overdue: Array<[string, number]> = [];
     for (const m of cached.state.members.values()) {
       if (m.state !== 'UNREVOKED_SHARDS' || m.revokeStartedAt === null) continue;
-      if (now > Math.max(m.revokeStartedAt, fresh) + m.rebalanceTimeoutMs) overdue.push([m.memberId, m.revokeStartedAt]);
+      if (now > Math.max(m.revokeStartedAt, fresh) + m.rebalanceTimeoutMs)
+        overdue.push([m.memberId, m.revokeStartedAt]);
     }
     // Each removal re-checks that the member is still in that same revocation: it may have
     // acknowledged (and even entered a new one) since the state above was read.
     for (const [memberId, revokeStartedAt] of overdue) {
-      await this.coordinator.expire(groupId, memberId, { reason: 'rebalance-timeout', revokeStartedAt });
+      await this.coordinator.expire(groupId, memberId, {
+        reason: 'rebalance-timeout',
+        revokeStartedAt,
+      });
     }
   }
 }

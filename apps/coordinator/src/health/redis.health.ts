@@ -35,17 +35,25 @@ export class RedisHealthIndicator {
       await withTimeout(this.redis.ping(), 1000, 'PING');
       return indicator.up();
     } catch (error) {
-      return indicator.down({ reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}` });
+      return indicator.down({
+        reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      });
     }
   }
 
   async isWritable(key: string): Promise<HealthIndicatorResult<typeof key>> {
     const indicator = this.health.check(key);
     try {
-      await withTimeout(this.redis.set(`${this.keys.prefix}:{m}:health`, String(Date.now()), 'PX', 10_000), 1000, 'write');
+      await withTimeout(
+        this.redis.set(`${this.keys.prefix}:{m}:health`, String(Date.now()), 'PX', 10_000),
+        1000,
+        'write',
+      );
       return indicator.up();
     } catch (error) {
-      return indicator.down({ reason: `Redis not writable: ${error instanceof Error ? error.message : String(error)}` });
+      return indicator.down({
+        reason: `Redis not writable: ${error instanceof Error ? error.message : String(error)}`,
+      });
     }
   }
 }

@@ -35,15 +35,22 @@ export class AuthGuard implements CanActivate {
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/i.exec(header.trim()) : null;
     if (!match?.[1]) {
-      throw new CoordinatorError('UNAUTHENTICATED', 'missing bearer token: send "Authorization: Bearer <token>"');
+      throw new CoordinatorError(
+        'UNAUTHENTICATED',
+        'missing bearer token: send "Authorization: Bearer <token>"',
+      );
     }
     // one hash per request, checked against both roles (constant time either way)
     const presented = TokenMatcher.digest(match[1]);
     const isAdmin = this.admins.matchesDigest(presented);
     const isMember = this.members.matchesDigest(presented);
-    if (!isAdmin && !isMember) throw new CoordinatorError('UNAUTHENTICATED', 'the bearer token is not valid');
+    if (!isAdmin && !isMember)
+      throw new CoordinatorError('UNAUTHENTICATED', 'the bearer token is not valid');
     if (role === 'admin' && !isAdmin) {
-      throw new CoordinatorError('FORBIDDEN', 'this route needs an admin token (COORDINATOR_ADMIN_TOKEN)');
+      throw new CoordinatorError(
+        'FORBIDDEN',
+        'this route needs an admin token (COORDINATOR_ADMIN_TOKEN)',
+      );
     }
     return true;
   }

@@ -1,4 +1,10 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  Logger,
+} from '@nestjs/common';
 import {
   PROTOCOL_ERROR_STATUS,
   type ProtocolErrorBody,
@@ -44,11 +50,15 @@ export class ProtocolErrorFilter implements ExceptionFilter {
       return { status: exception.status, body: errorBody(exception.code, exception.message) };
     }
     if (exception instanceof CoordinatorError) {
-      return { status: PROTOCOL_ERROR_STATUS[exception.code], body: errorBody(exception.code, exception.message) };
+      return {
+        status: PROTOCOL_ERROR_STATUS[exception.code],
+        body: errorBody(exception.code, exception.message),
+      };
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      const code = STATUS_CODES[status] ?? (status >= 500 ? 'COORDINATOR_NOT_AVAILABLE' : 'INVALID_REQUEST');
+      const code =
+        STATUS_CODES[status] ?? (status >= 500 ? 'COORDINATOR_NOT_AVAILABLE' : 'INVALID_REQUEST');
       const message = status === 404 ? 'no such route' : exception.message;
       return { status: PROTOCOL_ERROR_STATUS[code], body: errorBody(code, message) };
     }
@@ -60,7 +70,9 @@ export class ProtocolErrorFilter implements ExceptionFilter {
         body: errorBody(code, exception instanceof Error ? exception.message : 'bad request'),
       };
     }
-    this.logger.warn(`request failed: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
+    this.logger.warn(
+      `request failed: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+    );
     return {
       status: 503,
       body: errorBody(

@@ -19,7 +19,10 @@ function toInvalidRequest(where: string, error: z.ZodError): CoordinatorError {
   if (issue.code === 'unrecognized_keys') {
     const base = formatPath(issue.path);
     const keys = issue.keys.map((k) => (base ? `${base}.${k}` : k));
-    return new CoordinatorError('INVALID_REQUEST', `${where}: unknown field ${keys.map((k) => `"${k}"`).join(', ')}`);
+    return new CoordinatorError(
+      'INVALID_REQUEST',
+      `${where}: unknown field ${keys.map((k) => `"${k}"`).join(', ')}`,
+    );
   }
   const path = formatPath(issue.path);
   return new CoordinatorError(
@@ -29,7 +32,11 @@ function toInvalidRequest(where: string, error: z.ZodError): CoordinatorError {
 }
 
 /** Validates any value against a schema, or throws INVALID_REQUEST naming the field. */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+export function validate<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  where: string,
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw toInvalidRequest(where, parsed.error);
   return parsed.data;
@@ -50,7 +57,11 @@ export interface DecodeBodyOptions {
  * Decodes a request body kept raw by the HTTP layer: size limit (413), content type, JSON and
  * schema (400), in that order — after authentication, which ran in the guard (PROTOCOL.md §9.3).
  */
-export function decodeBody<S extends z.ZodType>(schema: S, raw: unknown, options: DecodeBodyOptions): z.output<S> {
+export function decodeBody<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  options: DecodeBodyOptions,
+): z.output<S> {
   const text = Buffer.isBuffer(raw) ? raw : typeof raw === 'string' ? Buffer.from(raw) : null;
   if (text === null || text.length === 0) {
     if (options.allowEmpty) return validate(schema, {}, 'request body');
@@ -62,7 +73,9 @@ export function decodeBody<S extends z.ZodType>(schema: S, raw: unknown, options
       `request body is ${text.length} bytes; the limit is ${PROTOCOL_LIMITS.maxBodyBytes} bytes (1 MiB)`,
     );
   }
-  const contentType = Array.isArray(options.contentType) ? options.contentType.join(', ') : options.contentType;
+  const contentType = Array.isArray(options.contentType)
+    ? options.contentType.join(', ')
+    : options.contentType;
   if (contentType === undefined || !JSON_CONTENT_TYPE.test(contentType.trim())) {
     throw new CoordinatorError(
       'INVALID_REQUEST',

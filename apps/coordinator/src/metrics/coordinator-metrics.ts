@@ -81,10 +81,14 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
     for (const e of txn.events) {
       if (e.type === 'GROUP_EPOCH_BUMPED') {
         const reason = e.data.reason;
-        this.rebalances.inc({ group: groupId, reason: typeof reason === 'string' ? reason : 'unknown' });
+        this.rebalances.inc({
+          group: groupId,
+          reason: typeof reason === 'string' ? reason : 'unknown',
+        });
       }
     }
-    for (const run of txn.assignorRuns) this.assignorDuration.observe({ assignor: run.assignor }, run.ms / 1000);
+    for (const run of txn.assignorRuns)
+      this.assignorDuration.observe({ assignor: run.assignor }, run.ms / 1000);
   }
 
   onConflict(groupId: string): void {
@@ -106,8 +110,13 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
       new Gauge<L>({ name, help, labelNames, registers, collect: refresh });
     const gauges: GroupGauges = {
       epoch: gauge('rsc_coordinator_group_epoch', 'Group epoch.', ['group']),
-      assignmentEpoch: gauge('rsc_coordinator_assignment_epoch', 'Assignment (target) epoch.', ['group']),
-      members: gauge('rsc_coordinator_members', 'Members by reconciliation state.', ['group', 'state']),
+      assignmentEpoch: gauge('rsc_coordinator_assignment_epoch', 'Assignment (target) epoch.', [
+        'group',
+      ]),
+      members: gauge('rsc_coordinator_members', 'Members by reconciliation state.', [
+        'group',
+        'state',
+      ]),
       groups: gauge('rsc_coordinator_groups', 'Groups by state.', ['state']),
       shards: gauge(
         'rsc_coordinator_shards',
@@ -129,14 +138,19 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
     g.shards.reset();
     g.scraped.set(all.length);
     if (!source) return;
-    const groupCounts = Object.fromEntries(GROUP_GAUGE_STATES.map((s) => [s, 0])) as Record<string, number>;
+    const groupCounts = Object.fromEntries(GROUP_GAUGE_STATES.map((s) => [s, 0])) as Record<
+      string,
+      number
+    >;
     for (const group of all) {
       const v = groupGaugeValues(group, source.catalog);
       groupCounts[v.state] = (groupCounts[v.state] ?? 0) + 1;
       g.epoch.set({ group: v.group }, v.groupEpoch);
       g.assignmentEpoch.set({ group: v.group }, v.assignmentEpoch);
-      for (const [state, n] of Object.entries(v.members)) g.members.set({ group: v.group, state }, n);
-      for (const [status, n] of Object.entries(v.shards)) g.shards.set({ group: v.group, status }, n);
+      for (const [state, n] of Object.entries(v.members))
+        g.members.set({ group: v.group, state }, n);
+      for (const [status, n] of Object.entries(v.shards))
+        g.shards.set({ group: v.group, status }, n);
     }
     for (const [state, n] of Object.entries(groupCounts)) g.groups.set({ state }, n);
   }

@@ -39,7 +39,9 @@ export interface GroupGaugeValues {
  */
 export function groupGaugeValues(group: GroupState, catalog: StreamCatalog): GroupGaugeValues {
   const list = [...group.members.values()];
-  const members: Record<string, number> = Object.fromEntries(MEMBER_GAUGE_STATES.map((s) => [s, 0]));
+  const members: Record<string, number> = Object.fromEntries(
+    MEMBER_GAUGE_STATES.map((s) => [s, 0]),
+  );
   let assigned = 0;
   let pending = 0;
   let awaiting = 0;

@@ -29,7 +29,10 @@ const logger = new Logger('Redis');
       provide: COORDINATOR_REDIS_SUBSCRIBER,
       inject: [COORDINATOR_CONFIG],
       useFactory: (config: CoordinatorConfig): RedisConnection =>
-        createRedisConnection(config.redisUrl, 'subscriber', { connectionName: 'rsc-coordinator-sub', logger }),
+        createRedisConnection(config.redisUrl, 'subscriber', {
+          connectionName: 'rsc-coordinator-sub',
+          logger,
+        }),
     },
   ],
   exports: [COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER],

@@ -16,7 +16,11 @@ export class LuaScript {
   }
 
   /** Runs the script with `keys` (exactly `numberOfKeys`) and `args`. */
-  async run(redis: Redis | Cluster, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  async run(
+    redis: Redis | Cluster,
+    keys: readonly string[],
+    args: ReadonlyArray<string | number>,
+  ): Promise<unknown> {
     if (keys.length !== this.numberOfKeys) {
       throw new RangeError(`script expects ${this.numberOfKeys} keys, got ${keys.length}`);
     }

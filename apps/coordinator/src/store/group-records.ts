@@ -106,12 +106,20 @@ export function decodeMeta(
 
 /** Serialises the fence writes of a change (`{i, v, c: [[stream, shard, from, to], …]}`). */
 export function encodePendingFences(p: PendingFenceRecord): string {
-  return JSON.stringify({ i: p.incarnation, v: p.version, c: p.changes.map((c) => [c.stream, c.shard, c.from, c.to]) });
+  return JSON.stringify({
+    i: p.incarnation,
+    v: p.version,
+    c: p.changes.map((c) => [c.stream, c.shard, c.from, c.to]),
+  });
 }
 
 /** Inverse of {@link encodePendingFences}. */
 export function decodePendingFences(json: string): PendingFenceRecord {
-  const s = JSON.parse(json) as { i: number; v: number; c: Array<[string, number, string | null, string | null]> };
+  const s = JSON.parse(json) as {
+    i: number;
+    v: number;
+    c: Array<[string, number, string | null, string | null]>;
+  };
   return {
     incarnation: s.i,
     version: s.v,

@@ -14,7 +14,12 @@ import {
   encodeTarget,
 } from './group-records.js';
 import { LuaScript } from '../redis/lua-script.js';
-import { COMMIT_SCRIPT, DELETE_GROUP_SCRIPT, SCAN_SCRIPT, TOUCH_SCRIPT } from './group-store.scripts.js';
+import {
+  COMMIT_SCRIPT,
+  DELETE_GROUP_SCRIPT,
+  SCAN_SCRIPT,
+  TOUCH_SCRIPT,
+} from './group-store.scripts.js';
 
 export type { PendingFenceRecord } from './group-records.js';
 
@@ -53,7 +58,11 @@ export interface CommitOptions {
 /** Result of a conditional write. */
 export type WriteResult =
   | { readonly ok: true; readonly now: number; readonly version: number }
-  | { readonly ok: false; readonly reason: 'conflict' | 'not-stale'; readonly currentVersion: number };
+  | {
+      readonly ok: false;
+      readonly reason: 'conflict' | 'not-stale';
+      readonly currentVersion: number;
+    };
 
 /** What the session timers read about one group per tick (see {@link GroupStore.scan}). */
 export interface GroupScan {
@@ -104,7 +113,12 @@ export class GroupStore {
     ]);
     const decoded = decodeMeta(meta);
     if (!decoded) {
-      return { state: GroupState.empty(groupId, now), exists: false, catalogVersion: 0, pendingFences: null };
+      return {
+        state: GroupState.empty(groupId, now),
+        exists: false,
+        catalogVersion: 0,
+        pendingFences: null,
+      };
     }
     const state = GroupState.fromRecords(
       groupId,
@@ -130,7 +144,11 @@ export class GroupStore {
    * incarnation (`createdAt`; versions restart after a group is deleted and created again).
    */
   async isCurrent(state: GroupState): Promise<boolean> {
-    const [version, createdAt] = await this.redis.hmget(this.keys.groupMetaKey(state.groupId), 'version', 'createdAt');
+    const [version, createdAt] = await this.redis.hmget(
+      this.keys.groupMetaKey(state.groupId),
+      'version',
+      'createdAt',
+    );
     const current = Number(version ?? 0);
     if (current !== state.meta.version) return false;
     return current === 0 || createdAt === null || createdAt === String(state.meta.createdAt);
@@ -157,9 +175,18 @@ export class GroupStore {
       v: expected,
       c: String(txn.base.meta.createdAt),
       nv: expected + 1,
-      meta: { ...encodeMeta(txn.meta, options.catalogVersion), revokeDeadline: revokeDeadline(txn) },
+      meta: {
+        ...encodeMeta(txn.meta, options.catalogVersion),
+        revokeDeadline: revokeDeadline(txn),
+      },
       ...(options.fences?.length
-        ? { fences: encodePendingFences({ incarnation: txn.meta.createdAt, version: expected + 1, changes: options.fences }) }
+        ? {
+            fences: encodePendingFences({
+              incarnation: txn.meta.createdAt,
+              version: expected + 1,
+              changes: options.fences,
+            }),
+          }
         : {}),
       mset,
       mdel,
@@ -170,13 +197,19 @@ export class GroupStore {
       ...(options.staleSince?.length ? { stale: options.staleSince } : {}),
       events: [
         ...txn.events.map((e) => [e.type, txn.meta.groupEpoch, JSON.stringify(e.data)]),
-        ['GROUP_STATE_CHANGED', txn.meta.groupEpoch, JSON.stringify(stateChange(txn, expected + 1, mset, mdel, tset, tdel))],
+        [
+          'GROUP_STATE_CHANGED',
+          txn.meta.groupEpoch,
+          JSON.stringify(stateChange(txn, expected + 1, mset, mdel, tset, tdel)),
+        ],
       ],
       maxlen: this.retention.maxLen,
       minAgeMs: this.retention.maxAgeMs,
       cpEvery: Math.max(1, Math.floor(this.retention.maxLen / 2)),
     };
-    const [status, value] = (await commitScript.run(this.redis, this.groupKeys(txn.groupId), [JSON.stringify(payload)])) as [number, number];
+    const [status, value] = (await commitScript.run(this.redis, this.groupKeys(txn.groupId), [
+      JSON.stringify(payload),
+    ])) as [number, number];
     if (status === 1) return { ok: true, now: value, version: expected + 1 };
     return { ok: false, reason: status === 0 ? 'conflict' : 'not-stale', currentVersion: value };
   }
@@ -207,9 +240,9 @@ export class GroupStore {
    * earliest rebalance deadline (`null`: nobody is revoking; `undefined`: not recorded).
    */
   async scan(groupId: string, timeoutMs: number): Promise<GroupScan> {
-    const out = (await scanScript.run(this.redis, this.groupKeys(groupId), [String(timeoutMs)])) as Array<
-      number | string
-    >;
+    const out = (await scanScript.run(this.redis, this.groupKeys(groupId), [
+      String(timeoutMs),
+    ])) as Array<number | string>;
     const deadline = Number(out[2]);
     return {
       now: Number(out[0]),
@@ -252,12 +285,23 @@ export class GroupStore {
   }
 
   /** A page of the group's event log, oldest first; `after` is exclusive. */
-  async events(groupId: string, after: string | undefined, limit: number): Promise<GroupEventEntry[]> {
+  async events(
+    groupId: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<GroupEventEntry[]> {
     const start = after ? `(${after}` : '-';
-    const entries = await this.redis.xrange(this.keys.groupEventsKey(groupId), start, '+', 'COUNT', limit);
+    const entries = await this.redis.xrange(
+      this.keys.groupEventsKey(groupId),
+      start,
+      '+',
+      'COUNT',
+      limit,
+    );
     return entries.map(([id, fields]) => {
       const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
+      for (let i = 0; i + 1 < fields.length; i += 2)
+        f[fields[i] as string] = fields[i + 1] as string;
       return {
         id,
         type: f.type ?? 'UNKNOWN',

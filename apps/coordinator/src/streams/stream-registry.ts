@@ -33,7 +33,10 @@ export class StreamRegistry implements StreamCatalog {
   private shardSets = new Map<string, Set<number>>();
   private readonly views = new Map<
     string,
-    { recordVersion: number; view: { version: string; shards: readonly number[]; resharding: boolean } }
+    {
+      recordVersion: number;
+      view: { version: string; shards: readonly number[]; resharding: boolean };
+    }
   >();
   private loadedVersion = 0;
   private refreshing: Promise<void> | null = null;
@@ -62,9 +65,12 @@ export class StreamRegistry implements StreamCatalog {
       this.redis.get(this.keys.catalogVersionKey()),
     ]);
     const next = new Map<string, StreamRecord>();
-    for (const [name, json] of Object.entries(all)) next.set(name, JSON.parse(json) as StreamRecord);
+    for (const [name, json] of Object.entries(all))
+      next.set(name, JSON.parse(json) as StreamRecord);
     this.records = next;
-    this.shardSets = new Map([...next].map(([name, r]) => [name, new Set(r.shards.map((x) => x.id))]));
+    this.shardSets = new Map(
+      [...next].map(([name, r]) => [name, new Set(r.shards.map((x) => x.id))]),
+    );
     this.views.clear();
     this.loadedVersion = Number(version ?? 0);
   }
@@ -95,7 +101,10 @@ export class StreamRegistry implements StreamCatalog {
         return { status: same ? 'exists' : 'conflict', record: existing };
       }
       const record = newStreamRecord(stream, shards, now);
-      await this.openShards(record, record.shards.map((s) => s.id));
+      await this.openShards(
+        record,
+        record.shards.map((s) => s.id),
+      );
       if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data: { shards } }])) {
         return { status: 'created', record };
       }
@@ -120,11 +129,18 @@ export class StreamRegistry implements StreamCatalog {
   async write(
     record: StreamRecord,
     expectedVersion: number,
-    events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> }>,
+    events: ReadonlyArray<{
+      readonly type: string;
+      readonly data: Readonly<Record<string, unknown>>;
+    }>,
   ): Promise<boolean> {
     const [ok] = (await writeScript.run(
       this.redis,
-      [this.keys.streamsKey(), this.keys.catalogVersionKey(), this.keys.streamEventsKey(record.stream)],
+      [
+        this.keys.streamsKey(),
+        this.keys.catalogVersionKey(),
+        this.keys.streamEventsKey(record.stream),
+      ],
       [
         record.stream,
         expectedVersion,
@@ -138,12 +154,27 @@ export class StreamRegistry implements StreamCatalog {
   }
 
   /** The stream's event log (creation and reshard steps), oldest first. */
-  async events(stream: string, count = 1000): Promise<Array<{ id: string; type: string; at: number; data: Record<string, unknown> }>> {
-    const entries = await this.redis.xrange(this.keys.streamEventsKey(stream), '-', '+', 'COUNT', count);
+  async events(
+    stream: string,
+    count = 1000,
+  ): Promise<Array<{ id: string; type: string; at: number; data: Record<string, unknown> }>> {
+    const entries = await this.redis.xrange(
+      this.keys.streamEventsKey(stream),
+      '-',
+      '+',
+      'COUNT',
+      count,
+    );
     return entries.map(([id, fields]) => {
       const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
-      return { id, type: f.type ?? 'UNKNOWN', at: Number(f.at ?? 0), data: JSON.parse(f.data ?? '{}') as Record<string, unknown> };
+      for (let i = 0; i + 1 < fields.length; i += 2)
+        f[fields[i] as string] = fields[i + 1] as string;
+      return {
+        id,
+        type: f.type ?? 'UNKNOWN',
+        at: Number(f.at ?? 0),
+        data: JSON.parse(f.data ?? '{}') as Record<string, unknown>,
+      };
     });
   }
 
@@ -152,7 +183,10 @@ export class StreamRegistry implements StreamCatalog {
     return {
       stream: record.stream,
       routingEpoch: record.routingEpoch,
-      shards: activeShardIds(record).map((id) => ({ id, key: this.keys.shardKey(record.stream, id) })),
+      shards: activeShardIds(record).map((id) => ({
+        id,
+        key: this.keys.shardKey(record.stream, id),
+      })),
       deadLetterKey: this.keys.deadLetterKey(record.stream),
       routing: record.routing,
       resharding: reshardingStatus(record, (id) => this.keys.shardKey(record.stream, id)),
@@ -166,14 +200,21 @@ export class StreamRegistry implements StreamCatalog {
    * change that leaves this group's set as it was (another group's drain, a cursor move) does not
    * bump the group's epoch.
    */
-  view(group: string, stream: string): { version: string; shards: readonly number[]; resharding: boolean } | undefined {
+  view(
+    group: string,
+    stream: string,
+  ): { version: string; shards: readonly number[]; resharding: boolean } | undefined {
     const record = this.records.get(stream);
     if (!record) return undefined;
     const memo = `${group}\u0000${stream}`;
     const cached = this.views.get(memo);
     if (cached?.recordVersion === record.version) return cached.view;
     const shards = consumableShards(record, group);
-    const view = { version: `[${shards.join('.')}]`, shards, resharding: record.resharding !== null };
+    const view = {
+      version: `[${shards.join('.')}]`,
+      shards,
+      resharding: record.resharding !== null,
+    };
     this.views.set(memo, { recordVersion: record.version, view });
     return view;
   }

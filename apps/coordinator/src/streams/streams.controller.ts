@@ -45,7 +45,9 @@ export class StreamsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<StreamRouting> {
-    const body = decodeBody(this.createSchema, raw, { contentType: request.headers['content-type'] });
+    const body = decodeBody(this.createSchema, raw, {
+      contentType: request.headers['content-type'],
+    });
     const name = streamParam(stream);
     const result = await this.registry.create(name, body.shards, this.clock.now());
     if (result.status === 'conflict') {
@@ -65,7 +67,11 @@ export class StreamsController {
     // Always fresh: a producer asks after STALE_ROUTING and must see the newest layout.
     await this.registry.refresh();
     const record = this.registry.get(name);
-    if (!record) throw new CoordinatorError('STREAM_NOT_FOUND', `stream "${name}" does not exist; create it with PUT /v1/streams/${name}`);
+    if (!record)
+      throw new CoordinatorError(
+        'STREAM_NOT_FOUND',
+        `stream "${name}" does not exist; create it with PUT /v1/streams/${name}`,
+      );
     return this.registry.routing(record);
   }
 
@@ -82,9 +88,14 @@ export class StreamsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<StreamRouting> {
-    const body = decodeBody(this.reshardSchema, raw, { contentType: request.headers['content-type'] });
+    const body = decodeBody(this.reshardSchema, raw, {
+      contentType: request.headers['content-type'],
+    });
     const name = streamParam(stream);
-    const result = await this.driver.request(name, { shards: body.shards, mode: body.mode ?? 'strict' });
+    const result = await this.driver.request(name, {
+      shards: body.shards,
+      mode: body.mode ?? 'strict',
+    });
     void reply.status(result.outcome === 'accepted' ? 202 : 200);
     return this.registry.routing(result.record);
   }

@@ -3,7 +3,10 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
 
 /** A stand-in connection: only what ReaderConnection touches. */
-function fakeConnections(): { factory: () => RedisConnection; created: Array<{ dropped: boolean }> } {
+function fakeConnections(): {
+  factory: () => RedisConnection;
+  created: Array<{ dropped: boolean }>;
+} {
   const created: Array<{ dropped: boolean }> = [];
   return {
     created,

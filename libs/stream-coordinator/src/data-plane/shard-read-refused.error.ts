@@ -36,7 +36,11 @@ export class ShardReadRefusedError extends Error {
    * not a refusal (a connection error, say). NOGROUP names the first key whose group is missing,
    * and the gate comes first, so a missing gate is never mistaken for a missing shard group.
    */
-  static fromReply(error: unknown, key: string, gateKey: string): ShardReadRefusedError | undefined {
+  static fromReply(
+    error: unknown,
+    key: string,
+    gateKey: string,
+  ): ShardReadRefusedError | undefined {
     if (!(error instanceof Error)) return undefined;
     const text = error.message;
     if (text.startsWith('UNBLOCKED')) return new ShardReadRefusedError(key, 'unblocked', text);

@@ -39,29 +39,33 @@ export class ReaderHealthTracker {
     private readonly status: () => MemberRuntimeStatus,
   ) {
     this.stops.push(
-      events.onActivity((a) => {
-        const id = shardId(a.shard.stream, a.shard.shard);
-        const now = performance.now();
-        if (a.watchdog || a.connectionError) {
-          const previous = this.failures.get(id);
-          const message =
-            a.connectionError?.message ?? 'a Redis call did not answer within the watchdog timeout';
-          this.failures.set(id, {
-            since: previous?.since ?? now,
-            lastAt: now,
-            message,
-            count: (previous?.count ?? 0) + 1,
-          });
-        }
-        if (a.lost) {
-          this.losses.set(id, {
-            stream: a.shard.stream,
-            shard: a.shard.shard,
-            at: now,
-            owner: a.lost.currentOwner,
-          });
-        }
-      }, { handled: false }),
+      events.onActivity(
+        (a) => {
+          const id = shardId(a.shard.stream, a.shard.shard);
+          const now = performance.now();
+          if (a.watchdog || a.connectionError) {
+            const previous = this.failures.get(id);
+            const message =
+              a.connectionError?.message ??
+              'a Redis call did not answer within the watchdog timeout';
+            this.failures.set(id, {
+              since: previous?.since ?? now,
+              lastAt: now,
+              message,
+              count: (previous?.count ?? 0) + 1,
+            });
+          }
+          if (a.lost) {
+            this.losses.set(id, {
+              stream: a.shard.stream,
+              shard: a.shard.shard,
+              at: now,
+              owner: a.lost.currentOwner,
+            });
+          }
+        },
+        { handled: false },
+      ),
       // a handled message clears the shard's reader failure (checked cheaply: once per message)
       events.onHandled((shard) => {
         if (this.failures.size > 0) this.failures.delete(shardId(shard.stream, shard.shard));

@@ -95,11 +95,9 @@ export class StreamCoordinatorHealthIndicator implements OnModuleDestroy {
       ]);
       return this.health.check(key).up();
     } catch (error) {
-      return this.health
-        .check(key)
-        .down({
-          reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
-        });
+      return this.health.check(key).down({
+        reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      });
     } finally {
       clearTimeout(timer);
     }

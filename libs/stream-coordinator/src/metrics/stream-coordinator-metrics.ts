@@ -152,21 +152,24 @@ export class StreamCoordinatorMetrics {
     const fenced = counter(MEMBER_METRICS.fenced);
 
     this.unsubscribe.push(
-      options.events.onActivity((a) => {
-        if (a.acked) return; // acks are not counted
-        const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
-        if (a.failed) failures.inc(labels);
-        if (a.retried) retries.inc(labels);
-        if (a.deadLettered)
-          (a.deadLettered.written ? deadLettered : dropped).inc({
-            ...labels,
-            reason: a.deadLettered.reason,
-          });
-        if (a.lost) lost.inc({ group, stream: a.shard.stream });
-        if (a.watchdog) readerErrors.inc({ group, stream: a.shard.stream, kind: 'watchdog' });
-        if (a.connectionError)
-          readerErrors.inc({ group, stream: a.shard.stream, kind: 'connection' });
-      }, { handled: false }),
+      options.events.onActivity(
+        (a) => {
+          if (a.acked) return; // acks are not counted
+          const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
+          if (a.failed) failures.inc(labels);
+          if (a.retried) retries.inc(labels);
+          if (a.deadLettered)
+            (a.deadLettered.written ? deadLettered : dropped).inc({
+              ...labels,
+              reason: a.deadLettered.reason,
+            });
+          if (a.lost) lost.inc({ group, stream: a.shard.stream });
+          if (a.watchdog) readerErrors.inc({ group, stream: a.shard.stream, kind: 'watchdog' });
+          if (a.connectionError)
+            readerErrors.inc({ group, stream: a.shard.stream, kind: 'connection' });
+        },
+        { handled: false },
+      ),
       options.events.onLifecycle((type) => {
         if (type === 'assignment') assignmentChanges.inc({ group });
         else if (type === 'fenced') fenced.inc({ group, cause: 'coordinator' });

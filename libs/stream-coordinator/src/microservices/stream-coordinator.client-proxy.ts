@@ -57,7 +57,9 @@ export class StreamCoordinatorClientProxy extends ClientProxy {
 
   protected publish(_packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
     callback({
-      err: new PublishArgumentError('send() is not supported by StreamCoordinatorClientProxy: use emit(stream, { key, value })'),
+      err: new PublishArgumentError(
+        'send() is not supported by StreamCoordinatorClientProxy: use emit(stream, { key, value })',
+      ),
       isDisposed: true,
     });
     return () => undefined;
@@ -67,10 +69,17 @@ export class StreamCoordinatorClientProxy extends ClientProxy {
     const stream = String(packet.pattern);
     const event = packet.data as Partial<StreamEvent> | null;
     if (typeof event !== 'object' || event === null || typeof event.key !== 'string') {
-      throw new PublishArgumentError(`emit(${JSON.stringify(stream)}, event): event must be { key: string, value, headers? }`);
+      throw new PublishArgumentError(
+        `emit(${JSON.stringify(stream)}, event): event must be { key: string, value, headers? }`,
+      );
     }
     const publisher = await this.connect();
-    const id = await publisher.publish(stream, event.key, event.value, event.headers ? { headers: event.headers } : {});
+    const id = await publisher.publish(
+      stream,
+      event.key,
+      event.value,
+      event.headers ? { headers: event.headers } : {},
+    );
     return id as T;
   }
 }

@@ -50,7 +50,12 @@ export class StreamCoordinatorTransport
     const registry = new StreamHandlerRegistry(this.options);
     for (const [pattern, handler] of this.getHandlers()) this.register(registry, pattern, handler);
     this.connections = new StreamCoordinatorConnections(this.options);
-    this.runtime = new MemberRuntime(this.options, registry, this.connections, new MemberRuntimeEvents());
+    this.runtime = new MemberRuntime(
+      this.options,
+      registry,
+      this.connections,
+      new MemberRuntimeEvents(),
+    );
     void this.runtime.onApplicationBootstrap().then(
       () => {
         this._status$.next('connected');
@@ -60,12 +65,17 @@ export class StreamCoordinatorTransport
     );
   }
 
-  private register(registry: StreamHandlerRegistry, pattern: string, handler: MessageHandler): void {
+  private register(
+    registry: StreamHandlerRegistry,
+    pattern: string,
+    handler: MessageHandler,
+  ): void {
     if (!handler.isEventHandler) {
       throw new InvalidModuleOptionsError([
         {
           path: 'handlers',
-          problem: 'must be @EventPattern handlers: @MessagePattern (request-response) is not supported on streams',
+          problem:
+            'must be @EventPattern handlers: @MessagePattern (request-response) is not supported on streams',
           received: `@MessagePattern(${JSON.stringify(pattern)})`,
         },
       ]);
@@ -74,7 +84,8 @@ export class StreamCoordinatorTransport
       throw new InvalidModuleOptionsError([
         {
           path: 'handlers',
-          problem: 'must name streams: an @EventPattern pattern is a stream name of 1-128 characters of [A-Za-z0-9._-]',
+          problem:
+            'must name streams: an @EventPattern pattern is a stream name of 1-128 characters of [A-Za-z0-9._-]',
           received: `@EventPattern(${JSON.stringify(pattern)})`,
         },
       ]);
@@ -83,7 +94,8 @@ export class StreamCoordinatorTransport
     const ownOptions = own && Object.keys(own).length > 0 ? own : undefined;
     const issues = collectHandlerOptionIssues(ownOptions);
     const merged = mergeHandlerOptions(this.options.handlerDefaults, ownOptions);
-    if (issues.length > 0 || merged.issues.length > 0) throw new InvalidModuleOptionsError([...issues, ...merged.issues]);
+    if (issues.length > 0 || merged.issues.length > 0)
+      throw new InvalidModuleOptionsError([...issues, ...merged.issues]);
     registry.register({
       stream: pattern,
       options: merged.options,
@@ -104,7 +116,9 @@ export class StreamCoordinatorTransport
   }
 
   on(): never {
-    throw new Error('StreamCoordinatorTransport does not emit transport events; use MemberRuntimeEvents');
+    throw new Error(
+      'StreamCoordinatorTransport does not emit transport events; use MemberRuntimeEvents',
+    );
   }
 
   /** The member runtime underneath (its `status()` and readers). */

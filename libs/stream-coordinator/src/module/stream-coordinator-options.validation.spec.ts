@@ -28,9 +28,12 @@ function errorOf(raw: unknown): InvalidModuleOptionsError {
 describe('resolveStreamCoordinatorOptions', () => {
   it('leaves temporarily by default only as a static member', () => {
     expect(resolveStreamCoordinatorOptions(VALID).leaveOnShutdown).toBe('leave');
-    expect(resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0' }).leaveOnShutdown).toBe('temporary');
+    expect(resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0' }).leaveOnShutdown).toBe(
+      'temporary',
+    );
     expect(
-      resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0', leaveOnShutdown: 'leave' }).leaveOnShutdown,
+      resolveStreamCoordinatorOptions({ ...VALID, instanceId: 'pod-0', leaveOnShutdown: 'leave' })
+        .leaveOnShutdown,
     ).toBe('leave');
     expect(errorOf({ ...VALID, leaveOnShutdown: 'temporary' }).message).toContain(
       'option "leaveOnShutdown" can be "temporary" only for a static member',

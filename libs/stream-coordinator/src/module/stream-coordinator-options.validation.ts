@@ -287,7 +287,8 @@ function resolveMetrics(
   return {
     registry: option?.registry as MetricsRegistryLike | undefined,
     prefix: option?.prefix ?? STREAM_COORDINATOR_DEFAULTS.metricsPrefix,
-    sampleIntervalMs: option?.sampleIntervalMs ?? STREAM_COORDINATOR_DEFAULTS.metricsSampleIntervalMs,
+    sampleIntervalMs:
+      option?.sampleIntervalMs ?? STREAM_COORDINATOR_DEFAULTS.metricsSampleIntervalMs,
   };
 }
 
@@ -322,7 +323,8 @@ export function resolveStreamCoordinatorOptions(raw: unknown): ResolvedStreamCoo
     handlerDefaults,
     publishOnly: options.publishOnly ?? 'auto',
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? STREAM_COORDINATOR_DEFAULTS.shutdownTimeoutMs,
-    leaveOnShutdown: options.leaveOnShutdown ?? (options.instanceId !== undefined ? 'temporary' : 'leave'),
+    leaveOnShutdown:
+      options.leaveOnShutdown ?? (options.instanceId !== undefined ? 'temporary' : 'leave'),
     requestTimeoutMs: options.requestTimeoutMs ?? STREAM_COORDINATOR_DEFAULTS.requestTimeoutMs,
     serializer: options.serializer ?? (new JsonPayloadSerializer() satisfies PayloadSerializer),
     metrics: resolveMetrics(options.metrics),

@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
-import type { PublishBatchOptions, PublishMessage, PublishOptions } from './publish-options.interface.js';
+import type {
+  PublishBatchOptions,
+  PublishMessage,
+  PublishOptions,
+} from './publish-options.interface.js';
 import { createStreamPublisher } from './create-stream-publisher.js';
 import type { StreamPublisher } from './stream-publisher.js';
 
@@ -39,12 +43,21 @@ export class StreamProducer {
    * @param key routing key (for example a customer id): same key → same shard, in order
    * @param payload encoded with the module's serializer (JSON by default)
    */
-  publish(stream: string, key: string, payload: unknown, options?: PublishOptions): Promise<string> {
+  publish(
+    stream: string,
+    key: string,
+    payload: unknown,
+    options?: PublishOptions,
+  ): Promise<string> {
     return this.core.publish(stream, key, payload, options);
   }
 
   /** Publishes many messages (one round trip per shard); resolves to their ids in input order. */
-  publishBatch(stream: string, messages: readonly PublishMessage[], options?: PublishBatchOptions): Promise<string[]> {
+  publishBatch(
+    stream: string,
+    messages: readonly PublishMessage[],
+    options?: PublishBatchOptions,
+  ): Promise<string[]> {
     return this.core.publishBatch(stream, messages, options);
   }
 }

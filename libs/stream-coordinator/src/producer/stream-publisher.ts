@@ -217,7 +217,11 @@ export class StreamPublisher {
         return await this.routing.get(stream);
       } catch (error) {
         const code = (error as { cause?: { code?: unknown } }).cause?.code;
-        if (!(error instanceof RoutingFetchError) || code === 'STREAM_NOT_FOUND' || attempt >= this.maxAttempts) {
+        if (
+          !(error instanceof RoutingFetchError) ||
+          code === 'STREAM_NOT_FOUND' ||
+          attempt >= this.maxAttempts
+        ) {
           throw error;
         }
         await sleep(attempt * Math.max(this.retryDelayMs, 100));

@@ -92,7 +92,10 @@ export function parentShards(
     const feeding = previous
       .filter((p) => p.from < child.to && child.from < p.to)
       .map((p) => p.shard);
-    parents.set(child.shard, [...new Set(feeding)].sort((a, b) => a - b));
+    parents.set(
+      child.shard,
+      [...new Set(feeding)].sort((a, b) => a - b),
+    );
   }
   return parents;
 }

@@ -35,7 +35,11 @@ export class CoordinatorClient implements RoutingSource {
 
   /** `POST /v1/groups/{groupId}/member-ids`: a coordinator-issued member id. */
   async issueMemberId(groupId: string): Promise<string> {
-    const res = await this.call<{ memberId: string }>('POST', `/v1/groups/${encodeURIComponent(groupId)}/member-ids`, {});
+    const res = await this.call<{ memberId: string }>(
+      'POST',
+      `/v1/groups/${encodeURIComponent(groupId)}/member-ids`,
+      {},
+    );
     return res.memberId;
   }
 
@@ -68,7 +72,11 @@ export class CoordinatorClient implements RoutingSource {
     }
     if (res.ok) return parsed as T;
     if (isProtocolErrorBody(parsed)) {
-      throw new CoordinatorRequestError(parsed.error.code as ProtocolErrorCode, res.status, parsed.error.message);
+      throw new CoordinatorRequestError(
+        parsed.error.code as ProtocolErrorCode,
+        res.status,
+        parsed.error.message,
+      );
     }
     throw new CoordinatorRequestError(null, res.status, `${method} ${path} answered ${res.status}`);
   }

@@ -32,7 +32,10 @@ describe('MemberRuntimeEvents', () => {
     const hooks = events.readerHooks(shard);
     hooks.handled?.(1, message);
     hooks.retried?.(message);
-    expect(all.map((a) => Object.keys(a).filter((k) => k !== 'shard'))).toEqual([['handled'], ['retried']]);
+    expect(all.map((a) => Object.keys(a).filter((k) => k !== 'shard'))).toEqual([
+      ['handled'],
+      ['retried'],
+    ]);
     expect(some.map((a) => Object.keys(a).filter((k) => k !== 'shard'))).toEqual([['retried']]);
     // with only a `handled: false` listener left, no handled activity is built at all
     stopAll();

@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { DeadLetterReason, ShardLostReason, ShardReaderHooks } from '../data-plane/shard-reader.types.js';
+import type {
+  DeadLetterReason,
+  ShardLostReason,
+  ShardReaderHooks,
+} from '../data-plane/shard-reader.types.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { GrantedShard } from './membership.js';
 
@@ -26,13 +30,21 @@ export interface ShardActivity {
   acked?: { ids: readonly string[]; sentAt: number };
   failed?: { error: Error; message: StreamShardMessage };
   retried?: { message: StreamShardMessage };
-  deadLettered?: { reason: DeadLetterReason; entryId: string; deliveryCount: number; written: boolean };
+  deadLettered?: {
+    reason: DeadLetterReason;
+    entryId: string;
+    deliveryCount: number;
+    written: boolean;
+  };
   lost?: ShardLostReason;
   watchdog?: true;
   connectionError?: Error;
 }
 
-type LifecycleListener = <K extends keyof MemberLifecycleEvents>(type: K, data: MemberLifecycleEvents[K]) => void;
+type LifecycleListener = <K extends keyof MemberLifecycleEvents>(
+  type: K,
+  data: MemberLifecycleEvents[K],
+) => void;
 type ActivityListener = (activity: ShardActivity) => void;
 
 /**
@@ -40,7 +52,11 @@ type ActivityListener = (activity: ShardActivity) => void;
  * object for every message of one reader, so listeners can key per-shard state on it), the
  * handler's duration and the message. Nothing is allocated for the call.
  */
-export type HandledListener = (shard: GrantedShard, durationMs: number, message: StreamShardMessage) => void;
+export type HandledListener = (
+  shard: GrantedShard,
+  durationMs: number,
+  message: StreamShardMessage,
+) => void;
 
 /**
  * What the member runtime does, for observers inside the application (metrics, health, tests).

@@ -16,7 +16,8 @@ import { ShardReaderPool } from './shard-reader-pool.js';
 import { StreamCoordinatorConnections } from './stream-coordinator-connections.js';
 
 /** Where the member is in its life. */
-export type MemberPhase = 'idle' | 'joining' | 'active' | 'self-fenced' | 'failing' | 'leaving' | 'stopped';
+export type MemberPhase =
+  'idle' | 'joining' | 'active' | 'self-fenced' | 'failing' | 'leaving' | 'stopped';
 
 /** A snapshot of the runtime for health checks and metrics. */
 export interface MemberRuntimeStatus {
@@ -189,7 +190,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     const request = membership.nextRequest(pool.held());
     let delay: number;
     try {
-      const response = (await this.client.heartbeat(this.options.group, request)) as HeartbeatResponse;
+      const response = (await this.client.heartbeat(
+        this.options.group,
+        request,
+      )) as HeartbeatResponse;
       if (this.leaving) return;
       if (generation !== this.generation) {
         // Answered after this member self-fenced: applying it would bring the old epoch back
@@ -205,7 +209,11 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       const changed = membership.onResponse(response);
       this.phase = 'active';
       if (wasFenced) this.events.emit('recovered', {});
-      if (changed) this.events.emit('assignment', { assigned: [...changed.values()], epoch: response.memberEpoch });
+      if (changed)
+        this.events.emit('assignment', {
+          assigned: [...changed.values()],
+          epoch: response.memberEpoch,
+        });
       pool.reconcile(membership.assignment());
       this.ensureNudgeSubscription(membership);
       delay = response.heartbeatIntervalMs;
@@ -230,7 +238,9 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     const interval = membership.heartbeatIntervalMs ?? 1000;
     switch (classifyFailure(code)) {
       case 'rejoin':
-        this.options.logger.warn(`heartbeat: ${this.lastError}; dropping every shard and rejoining`);
+        this.options.logger.warn(
+          `heartbeat: ${this.lastError}; dropping every shard and rejoining`,
+        );
         membership.reset();
         this.events.emit('fenced', { code });
         void pool.stopAll('dropped');
@@ -246,7 +256,8 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       default:
         membership.onTransientFailure();
         this.failures++;
-        if (this.failures === 1) this.options.logger.warn(`heartbeat failed: ${this.lastError}; retrying`);
+        if (this.failures === 1)
+          this.options.logger.warn(`heartbeat failed: ${this.lastError}; retrying`);
         return Math.min(interval, 50 * 2 ** Math.min(this.failures, 6));
     }
   }
@@ -324,7 +335,9 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await subscriber.subscribe(channel);
     } catch (error) {
-      this.options.logger.warn(`could not subscribe to ${channel}: ${String(error)} (hand-off falls back to the heartbeat interval)`);
+      this.options.logger.warn(
+        `could not subscribe to ${channel}: ${String(error)} (hand-off falls back to the heartbeat interval)`,
+      );
     }
   }
 
@@ -355,7 +368,8 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       try {
         // A static member leaves "temporarily" by default (epoch -2): its shards stay reserved
         // until the session timeout, so the same instance restarting gets them straight back.
-        const temporary = this.options.leaveOnShutdown === 'temporary' && this.options.instanceId !== undefined;
+        const temporary =
+          this.options.leaveOnShutdown === 'temporary' && this.options.instanceId !== undefined;
         await this.client.heartbeat(this.options.group, {
           memberId: membership.memberId,
           memberEpoch: temporary ? -2 : -1,
@@ -363,10 +377,13 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         });
         this.events.emit('left', {});
       } catch (error) {
-        this.options.logger.warn(`leave heartbeat failed: ${String(error)} (the session timeout will free the shards)`);
+        this.options.logger.warn(
+          `leave heartbeat failed: ${String(error)} (the session timeout will free the shards)`,
+        );
       }
     }
-    if (this.subscriber && this.nudgeChannel) await this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined);
+    if (this.subscriber && this.nudgeChannel)
+      await this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined);
     this.phase = 'stopped';
   }
 }

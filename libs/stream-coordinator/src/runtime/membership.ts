@@ -91,7 +91,12 @@ export class Membership {
       return { ...this.fullFields(), memberId: this.memberId, memberEpoch: 0, ownedShards: [] };
     }
     if (this.full) {
-      return { ...this.fullFields(), memberId: this.memberId, memberEpoch: this.epoch, ownedShards };
+      return {
+        ...this.fullFields(),
+        memberId: this.memberId,
+        memberEpoch: this.epoch,
+        ownedShards,
+      };
     }
     return { memberId: this.memberId, memberEpoch: this.epoch, ownedShards };
   }
@@ -119,7 +124,8 @@ export class Membership {
     if (!response.assignment) return null;
     const next = new Map<string, GrantedShard>();
     for (const entry of response.assignment.shards) addEntry(next, entry);
-    const changed = next.size !== this.granted.size || [...next.keys()].some((k) => !this.granted.has(k));
+    const changed =
+      next.size !== this.granted.size || [...next.keys()].some((k) => !this.granted.has(k));
     this.granted = next;
     return changed ? next : null;
   }
@@ -143,7 +149,8 @@ export class Membership {
 function addEntry(into: Map<string, GrantedShard>, entry: AssignedStreamShards): void {
   entry.shards.forEach((shard, i) => {
     const key = entry.keys[i];
-    if (key !== undefined) into.set(shardId(entry.stream, shard), { stream: entry.stream, shard, key });
+    if (key !== undefined)
+      into.set(shardId(entry.stream, shard), { stream: entry.stream, shard, key });
   });
 }
 

@@ -114,7 +114,9 @@ export class ShardReaderPool {
   private start(id: string, shard: GrantedShard): void {
     const definition = this.options.handler(shard.stream) as StreamHandlerDefinition;
     const prefix = prefixOfKey(shard.key);
-    const deadLetterKey = prefix ? new KeySpace(prefix).deadLetterKey(shard.stream) : `${shard.key}:dlq`;
+    const deadLetterKey = prefix
+      ? new KeySpace(prefix).deadLetterKey(shard.stream)
+      : `${shard.key}:dlq`;
     const { group, memberId } = this.options;
     let slot: Slot | undefined;
     const reader = new ShardReader({
@@ -125,7 +127,8 @@ export class ShardReaderPool {
       shard: shard.shard,
       key: shard.key,
       deadLetterKey,
-      handle: (message) => definition.invoke(message, new StreamShardContext(message, group, memberId)),
+      handle: (message) =>
+        definition.invoke(message, new StreamShardContext(message, group, memberId)),
       batchSize: definition.options.batchSize,
       blockMs: definition.options.blockMs,
       maxDeliveries: definition.options.maxDeliveries,
@@ -157,10 +160,17 @@ export class ShardReaderPool {
     this.finish(id, slot, cause, slot.reader.stop());
   }
 
-  private finish(id: string, slot: Slot, cause: 'revoked' | 'lost' | 'dropped', stopped?: Promise<void>): void {
+  private finish(
+    id: string,
+    slot: Slot,
+    cause: 'revoked' | 'lost' | 'dropped',
+    stopped?: Promise<void>,
+  ): void {
     slot.settled = (stopped ?? slot.reader.stop())
       .catch((error: unknown) => {
-        this.options.logger.warn(`stopping reader of ${slot.shard.stream}/${slot.shard.shard} failed: ${String(error)}`);
+        this.options.logger.warn(
+          `stopping reader of ${slot.shard.stream}/${slot.shard.shard} failed: ${String(error)}`,
+        );
       })
       .then(() => {
         if (this.slots.get(id) === slot) this.slots.delete(id);

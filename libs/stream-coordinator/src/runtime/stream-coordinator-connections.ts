@@ -18,12 +18,17 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
   private command: RedisConnection | undefined;
   private readonly owned = new Set<RedisConnection>();
 
-  constructor(@InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions) {}
+  constructor(
+    @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
+  ) {}
 
   /** The shared command connection. */
   commands(): RedisConnection {
     this.command ??= this.track(
-      createRedisConnection(this.options.redis, 'command', { connectionName: 'rsc-command', logger: this.options.logger }),
+      createRedisConnection(this.options.redis, 'command', {
+        connectionName: 'rsc-command',
+        logger: this.options.logger,
+      }),
     );
     return this.command;
   }
@@ -31,7 +36,10 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
   /** A new pub/sub connection (closed with the application). */
   subscriber(): RedisConnection {
     return this.track(
-      createRedisConnection(this.options.redis, 'subscriber', { connectionName: 'rsc-nudges', logger: this.options.logger }),
+      createRedisConnection(this.options.redis, 'subscriber', {
+        connectionName: 'rsc-nudges',
+        logger: this.options.logger,
+      }),
     );
   }
 

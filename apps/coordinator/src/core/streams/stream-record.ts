@@ -1,4 +1,7 @@
-import { routingFunctionFor, type RoutingFunction } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  routingFunctionFor,
+  type RoutingFunction,
+} from '@redis-stream-coordinator/nestjs/protocol';
 
 /** Lifecycle of one shard of a stream. */
 export type ShardLifecycle =
@@ -141,7 +144,11 @@ export function consumableShards(record: StreamRecord, group: string): number[] 
   for (const s of record.shards) {
     if (s.state === 'draining') {
       if (tracked && !drained(s.id)) out.push(s.id);
-    } else if (!tracked || r.mode === 'relaxed' || s.parents.every((p) => drained(p) || !hasShard(record, p))) {
+    } else if (
+      !tracked ||
+      r.mode === 'relaxed' ||
+      s.parents.every((p) => drained(p) || !hasShard(record, p))
+    ) {
       out.push(s.id);
     }
   }

@@ -9,7 +9,9 @@ export const heartbeatRequestSchema = z
       memberEpoch: z
         .number({ error: 'must be a number' })
         .int({ error: 'must be an integer' })
-        .min(-2, { error: 'must be ≥ -2 (0 join, -1 leave, -2 static temporary leave, >0 current epoch)' })
+        .min(-2, {
+          error: 'must be ≥ -2 (0 join, -1 leave, -2 static temporary leave, >0 current epoch)',
+        })
         .max(2_147_483_647, { error: 'is too large' }),
       instanceId: idSchema.optional(),
       rackId: idSchema.optional(),
@@ -31,19 +33,39 @@ export const heartbeatRequestSchema = z
   .superRefine((req, ctx) => {
     if (req.memberEpoch === 0) {
       if (req.rebalanceTimeoutMs === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['rebalanceTimeoutMs'], message: 'is required on join (memberEpoch 0)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rebalanceTimeoutMs'],
+          message: 'is required on join (memberEpoch 0)',
+        });
       }
       if (req.subscribedStreams === undefined || req.subscribedStreams.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['subscribedStreams'], message: 'must be a non-empty array on join (memberEpoch 0)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscribedStreams'],
+          message: 'must be a non-empty array on join (memberEpoch 0)',
+        });
       }
       if (req.ownedShards === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['ownedShards'], message: 'is required on join and must be []' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ownedShards'],
+          message: 'is required on join and must be []',
+        });
       } else if (req.ownedShards.some((e) => e.shards.length > 0)) {
-        ctx.addIssue({ code: 'custom', path: ['ownedShards'], message: 'must be [] on join (memberEpoch 0)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ownedShards'],
+          message: 'must be [] on join (memberEpoch 0)',
+        });
       }
     }
     if (req.memberEpoch === -2 && req.instanceId === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['instanceId'], message: 'is required for a temporary leave (memberEpoch -2)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['instanceId'],
+        message: 'is required for a temporary leave (memberEpoch -2)',
+      });
     }
   });
 
@@ -54,13 +76,20 @@ export const leaveRequestSchema = z
       memberId: idSchema,
       instanceId: idSchema.optional(),
       temporary: z.boolean({ error: 'must be a boolean' }).optional(),
-      memberEpoch: z.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).optional(),
+      memberEpoch: z
+        .number({ error: 'must be a number' })
+        .int({ error: 'must be an integer' })
+        .optional(),
     },
     { error: 'must be a JSON object' },
   )
   .superRefine((req, ctx) => {
     if (req.temporary === true && req.instanceId === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['instanceId'], message: 'is required when temporary is true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['instanceId'],
+        message: 'is required when temporary is true',
+      });
     }
   });
 
@@ -77,13 +106,22 @@ export const heartbeatResponseSchema = z.object({
   sessionTimeoutMs: z.number().int(),
   assignment: z
     .object({
-      shards: z.array(z.object({ stream: z.string(), shards: z.array(z.number().int()), keys: z.array(z.string()) })),
+      shards: z.array(
+        z.object({
+          stream: z.string(),
+          shards: z.array(z.number().int()),
+          keys: z.array(z.string()),
+        }),
+      ),
     })
     .optional(),
   diff: z.object({ added: shardsWire, revoking: shardsWire, awaitingRelease: shardsWire }),
 });
 
 /** Leave response (documentation). */
-export const leaveResponseSchema = z.object({ memberId: z.string(), memberEpoch: z.number().int() });
+export const leaveResponseSchema = z.object({
+  memberId: z.string(),
+  memberEpoch: z.number().int(),
+});
 
 export { nameSchema };
