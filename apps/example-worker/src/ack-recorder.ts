@@ -23,18 +23,21 @@ export class AckRecorder implements OnModuleInit, OnApplicationShutdown {
       this.events.onLifecycle((type, data) => {
         if (type === 'joining') this.memberId = (data as { memberId: string }).memberId;
       }),
-      this.events.onActivity((activity) => {
-        const acked = activity.acked;
-        if (acked === undefined) return;
-        this.recorder.recordAck({
-          a: acked.ids,
-          m: this.memberId,
-          s: activity.shard.shard,
-          t: performance.timeOrigin + performance.now(),
-          t0: performance.timeOrigin + acked.sentAt,
-          st: activity.shard.stream,
-        });
-      }),
+      this.events.onActivity(
+        (activity) => {
+          const acked = activity.acked;
+          if (acked === undefined) return;
+          this.recorder.recordAck({
+            a: acked.ids,
+            m: this.memberId,
+            s: activity.shard.shard,
+            t: performance.timeOrigin + performance.now(),
+            t0: performance.timeOrigin + acked.sentAt,
+            st: activity.shard.stream,
+          });
+        },
+        { handled: false },
+      ),
     );
   }
 

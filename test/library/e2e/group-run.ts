@@ -218,6 +218,31 @@ export class GroupRun {
       () => `every shard to be consumed and acked (${state})\n${this.workerWarnings()}`,
       timeoutMs,
     );
+    // Redis applied the acks; a worker writes its ack record when it sees the reply, a moment
+    // later. Wait for the records of running workers too, or the checker could read the files
+    // in between (messages last handled by a stopped worker may have lost theirs in the crash).
+    let missing = 0;
+    await waitFor(
+      () => {
+        const records = readRecordFiles([...this.workers.values()].map((w) => w.recordFile));
+        if (records.acks.length === 0) return true; // a run without ack records
+        const acked = new Set(records.acks.flatMap((a) => a.a.map((id) => `${a.s}/${id}`)));
+        const lastBy = new Map<string, string>();
+        for (const h of [...records.handled].sort((a, b) => a.t0 - b.t0)) {
+          lastBy.set(`${h.s}/${h.id}`, h.m);
+        }
+        const running = new Set(
+          [...this.workers.values()].filter((w) => w.process.running).map((w) => w.name),
+        );
+        missing = 0;
+        for (const [message, member] of lastBy) {
+          if (!acked.has(message) && running.has(member)) missing++;
+        }
+        return missing === 0;
+      },
+      () => `the ack records of running workers (${missing} handled messages without one)`,
+      timeoutMs,
+    );
   }
 
   /** The last warnings and errors of every worker (for failure messages). */

@@ -142,17 +142,20 @@ export async function startMemberApp(options: MemberAppOptions): Promise<MemberA
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
   const runtime = app.get(MemberRuntime);
   const acks: AckRecord[] = [];
-  app.get(MemberRuntimeEvents).onActivity((activity) => {
-    if (activity.acked) {
-      acks.push({
-        a: [...activity.acked.ids],
-        m: runtime.status().memberId ?? '?',
-        s: activity.shard.shard,
-        t: performance.timeOrigin + performance.now(),
-        t0: performance.timeOrigin + activity.acked.sentAt,
-        st: activity.shard.stream,
-      });
-    }
-  });
+  app.get(MemberRuntimeEvents).onActivity(
+    (activity) => {
+      if (activity.acked) {
+        acks.push({
+          a: [...activity.acked.ids],
+          m: runtime.status().memberId ?? '?',
+          s: activity.shard.shard,
+          t: performance.timeOrigin + performance.now(),
+          t0: performance.timeOrigin + activity.acked.sentAt,
+          st: activity.shard.stream,
+        });
+      }
+    },
+    { handled: false },
+  );
   return { app, runtime, producer: app.get(StreamProducer), handled, acks, logs: logger.lines };
 }
