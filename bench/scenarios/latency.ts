@@ -50,7 +50,12 @@ export async function runLatencyBench(ctx: BenchContext): Promise<LatencyResult>
       BenchChild.start({
         worker: 'member-app',
         name: 'lat-member',
-        env: { ...common, GROUP: 'lat', BENCH_STREAM: 'lat-ours' },
+        env: {
+          ...common,
+          GROUP: 'lat',
+          BENCH_STREAM: 'lat-ours',
+          ...ctx.profileEnv('latency-member'),
+        },
       }),
       BenchChild.start({
         worker: 'raw-consumer',
