@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+import { Counter, Gauge, register as defaultRegistry, type Registry } from 'prom-client';
+import { BatchedHistogram, type HistogramSeries } from './batched-histogram.js';
 import type { MemberRuntime } from '../runtime/member-runtime.js';
 import type { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
 import type { GrantedShard } from '../runtime/membership.js';
@@ -23,7 +24,7 @@ const PHASES = [
 /** Handled messages of one shard not yet added to the counter, and the shard's labels. */
 interface HandledCount {
   readonly labels: { group: string; stream: string; shard: string };
-  readonly durationLabels: { group: string; stream: string };
+  readonly duration: HistogramSeries;
   pending: number;
 }
 
@@ -97,7 +98,7 @@ export class StreamCoordinatorMetrics {
     const { runtime } = options;
 
     // Handled messages, the per-message path: counted per shard here and added to the counter
-    // when it is read (its collect), the histogram observed with labels built once per shard.
+    // when it is read (its collect); the handler histogram's series looked up once per shard.
     const handledCounts = new Map<string, HandledCount>();
     const countOf = new WeakMap<GrantedShard, HandledCount>();
     // (registered by construction; only its collect adds to it)
@@ -114,20 +115,20 @@ export class StreamCoordinatorMetrics {
         }
       },
     });
-    const duration = new Histogram<'group' | 'stream'>({
-      name: `${prefix}${MEMBER_METRICS.handlerDuration.name}`,
-      help: MEMBER_METRICS.handlerDuration.help,
-      labelNames: [...MEMBER_METRICS.handlerDuration.labels],
-      buckets: [...HANDLER_DURATION_BUCKETS],
-      registers,
-    });
+    const duration = new BatchedHistogram(
+      `${prefix}${MEMBER_METRICS.handlerDuration.name}`,
+      MEMBER_METRICS.handlerDuration.help,
+      MEMBER_METRICS.handlerDuration.labels,
+      HANDLER_DURATION_BUCKETS,
+      registry,
+    );
     const handledCountOf = (shard: GrantedShard): HandledCount => {
       const id = `${shard.stream}\u0000${shard.shard}`;
       let count = handledCounts.get(id);
       if (count === undefined) {
         count = {
           labels: { group, stream: shard.stream, shard: String(shard.shard) },
-          durationLabels: { group, stream: shard.stream },
+          duration: duration.seriesFor({ group, stream: shard.stream }),
           pending: 0,
         };
         handledCounts.set(id, count);
@@ -139,7 +140,7 @@ export class StreamCoordinatorMetrics {
       options.events.onHandled((shard, durationMs) => {
         const count = countOf.get(shard) ?? handledCountOf(shard);
         count.pending++;
-        duration.observe(count.durationLabels, durationMs / 1000);
+        duration.observe(count.duration, durationMs / 1000);
       }),
     );
     const failures = counter(MEMBER_METRICS.handlerFailures);
