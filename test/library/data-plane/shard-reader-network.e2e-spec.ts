@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
+import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
+import {
+  ReaderConnection,
+  ReaderConnectionLostError,
+} from '../../../libs/stream-coordinator/src/data-plane/reader-connection.js';
 import {
   fill,
   grant,
@@ -56,6 +61,56 @@ describe('ShardReader: network failures', () => {
     expect(seen).toEqual([0, 1, 2, 3, 4]);
     expect(reader.counters.connectionsCreated).toBeGreaterThanOrEqual(2);
     await waitFor(() => reader.status === 'reading', 'reading again');
+  });
+
+  it('a read whose reply is lost with the connection fails at once and is not sent again', async () => {
+    // Regression: ioredis resends unanswered commands after a reconnect by default. A resent
+    // `XREADGROUP … >` read the entries after the ones the lost reply carried (those stayed
+    // pending, unseen), so the reader handled later entries first (seen in CI: 1150–1199 handled
+    // before 1100–1149). Reader connections do not resend, and the reader's connection fails
+    // the call when the socket closes, so the reader goes through its claim phase.
+    const key = `${prefix}:lost-reply`;
+    await redis().xgroup('CREATE', key, 'g', '$', 'MKSTREAM');
+    const p = await proxy();
+    const connection = new ReaderConnection(
+      () => createRedisConnection(p.url, 'reader'),
+      () => undefined,
+    );
+    try {
+      await connection.run((c) => c.ping(), 5000);
+      const outcome = connection
+        .run(
+          (c) => c.xreadgroup('GROUP', 'g', 'c', 'COUNT', 10, 'BLOCK', 30_000, 'STREAMS', key, '>'),
+          60_000,
+        )
+        .then(
+          (reply) => ({ reply }),
+          (error: unknown) => ({ error }),
+        );
+      await waitFor(
+        async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'),
+        'the blocked read',
+      );
+      // the reply to the entry added now never reaches the client
+      p.pause();
+      await redis().xadd(key, '*', 'n', '1');
+      await waitFor(
+        async () => ((await redis().xpending(key, 'g')) as unknown[])[0] === 1,
+        'the entry delivered to the blocked read',
+      );
+      p.cutAll();
+      p.resume();
+      const settled = await outcome;
+      expect((settled as { error?: unknown }).error).toBeInstanceOf(ReaderConnectionLostError);
+      // the next call runs on a new connection, and no read was sent again: the entry is
+      // still the only delivery, pending for the claim phase
+      await connection.run((c) => c.ping(), 5000);
+      await redis().xadd(key, '*', 'n', '2');
+      expect(((await redis().xpending(key, 'g')) as unknown[])[0]).toBe(1);
+      expect(String(await redis().client('LIST'))).not.toContain('cmd=xreadgroup');
+    } finally {
+      await connection.close();
+    }
   });
 
   it('connections reset again and again: the reader keeps the shard and handles every entry once, in order', async () => {

@@ -33,9 +33,17 @@ export interface CreateRedisConnectionExtras {
 /**
  * Options every `reader` connection gets (they win over the user's): a command queued while
  * the connection is down fails after one reconnect attempt, so the shard reader's own backoff,
- * watchdog and reclaim logic takes over instead of a queue that waits for ever.
+ * watchdog and reclaim logic takes over instead of a queue that waits for ever; and a command
+ * whose reply was lost with the connection is not sent again after the reconnect
+ * (`autoResendUnfulfilledCommands: false`). A resent `XREADGROUP … >` would read the entries
+ * after the ones the lost reply carried (those stay pending, unseen) and the reader would handle
+ * the later entries first; failing the call instead sends the reader through its claim phase,
+ * which takes the pending entries back in id order before any new read.
  */
-const READER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1 };
+const READER_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  autoResendUnfulfilledCommands: false,
+};
 
 /**
  * Cluster defaults of the dedicated roles (`reader`, `subscriber`; the user's `clusterOptions`
