@@ -5,11 +5,7 @@ export * from './dead-letter.js';
 export * from './entry-codec.js';
 export * from './fenced.error.js';
 export * from './json-payload.serializer.js';
-export {
-  ReaderConnectionLostError,
-  ReaderStoppedError,
-  ReaderWatchdogError,
-} from './reader-connection.js';
+export { ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
 export * from './shard-commands.js';
 export * from './shard-message.js';
 export * from './shard-read-refused.error.js';

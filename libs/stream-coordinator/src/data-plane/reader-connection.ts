@@ -14,23 +14,6 @@ export class ReaderWatchdogError extends Error {
   }
 }
 
-/**
- * The reader's connection closed while a call was waiting for its reply (a reset, Redis
- * restarting). The call may have taken effect in Redis: a read may have delivered entries that
- * are now pending unseen, which the reader's claim phase takes back, in order, before it reads on.
- *
- * @publicApi
- */
-export class ReaderConnectionLostError extends Error {
-  override readonly name = 'ReaderConnectionLostError';
-
-  constructor() {
-    super(
-      "the connection to Redis closed before the reply arrived; reclaiming this reader's pending entries on a new connection",
-    );
-  }
-}
-
 /** A Redis call was abandoned because the reader is stopping. @publicApi */
 export class ReaderStoppedError extends Error {
   override readonly name = 'ReaderStoppedError';
@@ -93,13 +76,6 @@ export class ReaderConnection {
     if (this.current === undefined) {
       const connection = this.factory();
       connection.on('error', this.onConnectionError);
-      // A reply lost with the socket is never answered (reader connections do not resend:
-      // `autoResendUnfulfilledCommands: false`): end those calls now instead of at the watchdog.
-      connection.on('close', () => {
-        for (const call of this.calls) {
-          if (call.connection === connection) call.abandon(new ReaderConnectionLostError());
-        }
-      });
       this.current = connection;
       this.created++;
     }

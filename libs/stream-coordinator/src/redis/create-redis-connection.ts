@@ -37,8 +37,9 @@ export interface CreateRedisConnectionExtras {
  * whose reply was lost with the connection is not sent again after the reconnect
  * (`autoResendUnfulfilledCommands: false`). A resent `XREADGROUP … >` would read the entries
  * after the ones the lost reply carried (those stay pending, unseen) and the reader would handle
- * the later entries first; failing the call instead sends the reader through its claim phase,
- * which takes the pending entries back in id order before any new read.
+ * the later entries first. Unsent, the call stays unanswered until the reader's watchdog ends it;
+ * the reader then goes through its claim phase, which takes the pending entries back in id order
+ * before any new read.
  */
 const READER_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
