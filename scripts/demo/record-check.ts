@@ -28,7 +28,10 @@ export function checkRecords(
   for (const file of files) {
     if (!existsSync(file)) continue;
     for (const raw of readFileSync(file, 'utf8').split('\n')) {
-      if (raw.trim() !== '') lines.push(JSON.parse(raw) as Line);
+      if (raw.trim() === '') continue;
+      // the worker writes ack lines (`{"a": [ids], …}`) to the same file: only handled lines count
+      const line = JSON.parse(raw) as Partial<Line>;
+      if (typeof line.k === 'string' && typeof line.q === 'number') lines.push(line as Line);
     }
   }
   lines.sort((a, b) => a.t0 - b.t0);
