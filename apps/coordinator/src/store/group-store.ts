@@ -1,3 +1,4 @@
+import { groupEventEntry } from './event-entry.codec.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { GroupState } from '../core/group-state.js';
@@ -298,18 +299,7 @@ export class GroupStore {
       'COUNT',
       limit,
     );
-    return entries.map(([id, fields]) => {
-      const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2)
-        f[fields[i] as string] = fields[i + 1] as string;
-      return {
-        id,
-        type: f.type ?? 'UNKNOWN',
-        at: new Date(Number(f.at ?? 0)).toISOString(),
-        groupEpoch: Number(f.groupEpoch ?? 0),
-        data: JSON.parse(f.data ?? '{}') as Record<string, unknown>,
-      };
-    });
+    return entries.map(([id, fields]) => groupEventEntry(id, fields));
   }
 }
 

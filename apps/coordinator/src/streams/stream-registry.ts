@@ -1,3 +1,4 @@
+import { entryFields } from '../store/event-entry.codec.js';
 import type { Cluster, Redis } from 'ioredis';
 import {
   type KeySpace,
@@ -166,9 +167,7 @@ export class StreamRegistry implements StreamCatalog {
       count,
     );
     return entries.map(([id, fields]) => {
-      const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2)
-        f[fields[i] as string] = fields[i + 1] as string;
+      const f = entryFields(fields);
       return {
         id,
         type: f.type ?? 'UNKNOWN',
