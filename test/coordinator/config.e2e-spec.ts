@@ -51,7 +51,8 @@ function runToExit(
       child.kill('SIGKILL');
       reject(new Error(`the coordinator did not stop within ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': 'exit' can fire before the last output chunks are read from the pipes.
+    child.once('close', (code) => {
       clearTimeout(timer);
       unregister();
       resolveRun({ code, output, ms: Date.now() - started });

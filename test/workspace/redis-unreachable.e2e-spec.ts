@@ -113,7 +113,8 @@ describe('Redis resolution when Redis is unreachable', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const start = Date.now();
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // 'close' waits for the pipes to drain as well ('exit' can come before the last output).
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect(code).not.toBe(0);
     expect(output).toContain(`REDIS_URL=${url} is set but no Redis answered there`);
     expect(Date.now() - start).toBeLessThan(30_000);
