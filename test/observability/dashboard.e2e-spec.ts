@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCoordinator } from '../coordinator/support/coordinator-fixture.js';
@@ -8,7 +9,11 @@ import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { repoRoot } from '../support/service-process.js';
 import { type HeadlessChromium, launchChromium } from './support/headless-chromium.js';
 
-const SCREENSHOT = resolve(repoRoot(), 'docs/images/dashboard.png');
+/** The README's screenshot is refreshed only on request, so a test run leaves the tree clean. */
+const UPDATE_SCREENSHOT = process.env.UPDATE_SCREENSHOTS === '1';
+const SCREENSHOT = UPDATE_SCREENSHOT
+  ? resolve(repoRoot(), 'docs/images/dashboard.png')
+  : join(tmpdir(), `rsc-dashboard-${process.pid}.png`);
 const GROUP = 'billing';
 
 describe('dashboard /ui in headless Chromium', () => {
@@ -107,6 +112,8 @@ describe('dashboard /ui in headless Chromium', () => {
 
     mkdirSync(dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
+    if (!UPDATE_SCREENSHOT) rmSync(SCREENSHOT, { force: true });
     expect(problems).toEqual([]);
   });
 });
