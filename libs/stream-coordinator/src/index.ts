@@ -16,7 +16,7 @@ export type {
 export type * from './module/stream-coordinator-options.interface.js';
 export type * from './module/resolved-stream-coordinator-options.interface.js';
 export { STREAM_COORDINATOR_OPTIONS } from './module/stream-coordinator.constants.js';
-export { JsonPayloadSerializer } from './module/json-payload.serializer.js';
+export { JsonPayloadSerializer } from './data-plane/json-payload.serializer.js';
 export { StreamShardHandler } from './decorators/stream-shard-handler.decorator.js';
 export { ShardMessage, type ShardMessagePipe } from './decorators/shard-message.decorator.js';
 export { ShardContext } from './decorators/shard-context.decorator.js';

@@ -2,10 +2,9 @@ import { Logger, type LoggerService } from '@nestjs/common';
 import type { z } from 'zod';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
 import { defaultMemberId, type MemberIdStrategy } from '../identity/member-id.js';
-import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import { ID_PATTERN } from '../protocol/limits.js';
-import { JsonPayloadSerializer } from './json-payload.serializer.js';
+import { JSON_PAYLOAD_SERIALIZER } from '../data-plane/json-payload.serializer.js';
 import { NoopLogger } from './noop.logger.js';
 import type {
   ResolvedMetricsOptions,
@@ -326,7 +325,7 @@ export function resolveStreamCoordinatorOptions(raw: unknown): ResolvedStreamCoo
     leaveOnShutdown:
       options.leaveOnShutdown ?? (options.instanceId !== undefined ? 'temporary' : 'leave'),
     requestTimeoutMs: options.requestTimeoutMs ?? STREAM_COORDINATOR_DEFAULTS.requestTimeoutMs,
-    serializer: options.serializer ?? (new JsonPayloadSerializer() satisfies PayloadSerializer),
+    serializer: options.serializer ?? JSON_PAYLOAD_SERIALIZER,
     metrics: resolveMetrics(options.metrics),
     logger: resolveLogger(options.logger),
     handlerFastPath: options.handlerFastPath ?? STREAM_COORDINATOR_DEFAULTS.handlerFastPath,

@@ -9,8 +9,9 @@ describe('JsonPayloadSerializer', () => {
     expect(serializer.deserialize(Buffer.from(serializer.serialize(payload)))).toEqual(payload);
   });
 
-  it('writes undefined as null', () => {
-    expect(serializer.serialize(undefined)).toBe('null');
+  it('refuses values without a JSON form, naming the type', () => {
+    expect(() => serializer.serialize(undefined)).toThrow(/payload \(undefined\) has no JSON/);
+    expect(() => serializer.serialize(() => 1)).toThrow(/payload \(function\)/);
   });
 
   it('throws on undecodable input', () => {
