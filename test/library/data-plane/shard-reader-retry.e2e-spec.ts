@@ -121,7 +121,7 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
   });
 
-  it('dead-letters an undecodable message at once, without calling the handler', async () => {
+  it('dead-letters an undecodable message at once (no key or bad headers: without calling the handler; a bad payload: when the handler reads it)', async () => {
     const shard = testShard(prefix, 'pay2', 2);
     await grant(redis(), shard, 'g', 'm');
     await redis().xadd(shard.key, '*', 'key', 'k', 'payload', 'not json{');
@@ -150,6 +150,39 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     expect(letters[1]?.error).toContain('no "key" field');
     expect(letters[2]?.error).toContain('non-string value');
     expect(reader.counters.failed).toBe(0);
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+  });
+
+  it('dead-letters a message whose payload read failed even when the handler caught the error; a handler that never reads the payload is not stopped by it', async () => {
+    const shard = testShard(prefix, 'pay5', 5);
+    await grant(redis(), shard, 'g', 'm');
+    await redis().xadd(shard.key, '*', 'key', 'swallowed', 'payload', 'not json{');
+    await redis().xadd(shard.key, '*', 'key', 'unread', 'payload', 'not json{');
+    await redis().xadd(shard.key, '*', 'key', 'last', 'payload', '{"seq":1}');
+    const seen: string[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      handle: (m) => {
+        seen.push(m.key);
+        if (m.key === 'swallowed') {
+          try {
+            void m.payload;
+          } catch {
+            // the handler goes on without the payload
+          }
+        }
+        return Promise.resolve();
+      },
+    });
+    reader.start();
+    await waitFor(() => seen.length === 3, 'three calls');
+    expect(seen).toEqual(['swallowed', 'unread', 'last']);
+    await waitFor(async () => (await redis().xlen(shard.dlq)) === 1, 'one dead letter');
+    const letters = await deadLetters(redis(), shard.dlq);
+    expect(letters.map((l) => [l.reason, l.key])).toEqual([['undecodable', 'swallowed']]);
+    expect(reader.counters).toMatchObject({ handled: 2, failed: 0, deadLettered: 1 });
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
   });
 

@@ -59,7 +59,11 @@ describe('entry encoding', () => {
         decodeEntry('1-0', buffers(...fields), 1, 's', 0, JSON_PAYLOAD_SERIALIZER);
     expect(decode('payload', '1')).toThrow(/no "key" field/);
     expect(decode('key', 'k')).toThrow(/no "payload" field/);
-    expect(decode('key', 'k', 'payload', '{')).toThrow(UndecodableEntryError);
+    // the payload is decoded when it is read
+    const message = decode('key', 'k', 'payload', '{')();
+    expect(() => message.payload).toThrow(UndecodableEntryError);
+    expect(() => message.payload).toThrow(/serializer rejected the payload/);
+    expect(message.payloadError).toBeInstanceOf(UndecodableEntryError);
     expect(decode('key', 'k', 'payload', '1', 'headers', '[1]')).toThrow(/not a JSON object/);
     expect(decode('key', 'k', 'payload', '1', 'headers', '{')).toThrow(/not JSON/);
     expect(decode('key', 'k', 'payload', '1', 'headers', '{"a":1}')).toThrow(/non-string value/);

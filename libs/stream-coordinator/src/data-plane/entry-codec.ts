@@ -1,5 +1,8 @@
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import { ShardMessage } from './shard-message.js';
+import { UndecodableEntryError } from './undecodable-entry.error.js';
+
+export { UndecodableEntryError } from './undecodable-entry.error.js';
 
 /**
  * # Shard entry encoding
@@ -19,7 +22,10 @@ import { ShardMessage } from './shard-message.js';
  *
  * An entry without `key` or `payload`, with `headers` that are not a JSON object of strings, or
  * whose payload the serializer cannot decode is **undecodable**: it is dead-lettered at once,
- * without retries (retrying cannot make it decodable), then acknowledged.
+ * without retries (retrying cannot make it decodable), then acknowledged. The payload is decoded
+ * when the handler first reads `message.payload` (a handler that never reads it never pays for
+ * it); a payload that fails then makes that read throw {@link UndecodableEntryError}, and the
+ * entry is dead-lettered whatever the handler did next.
  *
  * @publicApi
  */
@@ -41,23 +47,6 @@ export interface RawEntryFields {
   key?: Buffer;
   payload?: Buffer;
   headers?: Buffer;
-}
-
-/**
- * The entry could not be decoded (see the encoding above); it is dead-lettered without retries.
- *
- * @publicApi
- */
-export class UndecodableEntryError extends Error {
-  override readonly name = 'UndecodableEntryError';
-
-  constructor(
-    readonly entryId: string,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`entry ${entryId} cannot be decoded: ${reason}`, options);
-  }
 }
 
 /**
@@ -114,9 +103,10 @@ export function rawEntryFields(fields: readonly Buffer[]): RawEntryFields {
 }
 
 /**
- * Decodes one entry into the message handed to the handler.
+ * Decodes one entry into the message handed to the handler. The `key` and `headers` fields are
+ * decoded here; the payload when the message's `payload` is first read (see {@link ShardMessage}).
  *
- * @throws UndecodableEntryError when the entry does not follow the encoding.
+ * @throws UndecodableEntryError when the entry has no `key` or `payload`, or bad `headers`.
  * @publicApi
  */
 export function decodeEntry(
@@ -142,22 +132,13 @@ export function decodeEntry(
   }
   if (key === undefined) throw new UndecodableEntryError(id, 'it has no "key" field');
   if (payload === undefined) throw new UndecodableEntryError(id, 'it has no "payload" field');
-  let value: unknown;
-  try {
-    value = serializer.deserialize(payload);
-  } catch (error) {
-    throw new UndecodableEntryError(
-      id,
-      `the serializer rejected the payload (${error instanceof Error ? error.message : String(error)})`,
-      { cause: error },
-    );
-  }
-  return new ShardMessage(
+  return ShardMessage.encoded(
     id,
     stream,
     shard,
     key.toString(), // UTF-8 (no argument: Node's fast path)
-    value,
+    payload,
+    serializer,
     headers === undefined ? NO_HEADERS : decodeHeaders(id, headers),
     deliveryCount,
   );

@@ -4,6 +4,7 @@ import { deadLetterFields, toError } from './dead-letter.js';
 import { decodeEntry } from './entry-codec.js';
 import type { ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
+import type { UndecodableEntryError } from './undecodable-entry.error.js';
 import type { ResolvedShardReaderOptions } from './shard-reader.options.js';
 import type { DeadLetterReason, ShardReaderCounters } from './shard-reader.types.js';
 
@@ -113,6 +114,21 @@ export class MessageRunner {
     return this.afterFailure(id, fields, message, toError(thrown));
   }
 
+  /**
+   * Fast path, step 2: the handler's read of the payload failed (`error`): the entry is
+   * dead-lettered at once (retrying cannot make it decodable), whatever the handler did next.
+   */
+  undecodable(
+    id: string,
+    fields: Buffer[],
+    message: ShardMessage,
+    error: UndecodableEntryError,
+  ): Promise<Outcome> {
+    this.ctx.options.limiter?.release();
+    this.ctx.handlerEnded(performance.now());
+    return this.deadLetterThenAck(id, fields, message.deliveryCount, 'undecodable', error);
+  }
+
   /** Processes the entry `id` with `fields`, delivered `deliveryCount` times so far. */
   run(id: string, fields: Buffer[], deliveryCount: number): Promise<Outcome> {
     const { options } = this.ctx;
@@ -146,7 +162,7 @@ export class MessageRunner {
     const limiter = options.limiter;
     for (;;) {
       // the gate may stop the reader (lease ran out): then the entry stays pending
-      options.beforeHandle?.();
+      options.beforeHandle?.(this.ctx.lastProgressAt());
       if (signal.aborted) return 'stop';
       // one handler call, under the concurrency limiter
       const start = performance.now();
@@ -169,6 +185,16 @@ export class MessageRunner {
       }
       const end = performance.now();
       this.ctx.handlerEnded(end);
+      const undecodable = message.payloadError;
+      if (undecodable !== undefined) {
+        return this.deadLetterThenAck(
+          id,
+          fields,
+          message.deliveryCount,
+          'undecodable',
+          undecodable,
+        );
+      }
       if (failure === undefined) {
         counters.handled++;
         if (options.hooks.handled !== undefined) {

@@ -64,9 +64,11 @@ export interface ShardReaderOptions {
    * Called synchronously before every handler call (retries included). It may stop this reader
    * (`stop()`), for instance because the member's lease on its shards ran out (self-fencing after
    * an event-loop stall or a freeze): the message is then not handled and stays pending for the
-   * shard's next owner. Must be cheap.
+   * shard's next owner. Must be cheap. `now` is the `performance.now()` of the reader's last
+   * progress (the read that returned the batch, or the previous handler call ending): at most one
+   * message's handling old, so the hook needs no clock reading of its own.
    */
-  beforeHandle?: () => void;
+  beforeHandle?: (now: number) => void;
   /**
    * Extra time a Redis call may take beyond its expected duration before the watchdog
    * abandons the connection and creates a new one: a blocking read gets `blockMs` + this, any
@@ -103,7 +105,7 @@ export interface ResolvedShardReaderOptions extends Required<
   limiter: ConcurrencyLimiter | undefined;
   hooks: ShardReaderHooks;
   onLost: ((reason: ShardLostReason) => void) | undefined;
-  beforeHandle: (() => void) | undefined;
+  beforeHandle: ((now: number) => void) | undefined;
   retry: ResolvedBackoff;
   reconnectBackoff: ResolvedBackoff;
   acquireBackoff: ResolvedBackoff;

@@ -387,7 +387,7 @@ export class ShardReader {
     const beforeHandle = this.options.beforeHandle;
     for (let i = 0; i < entries.length; i++) {
       // (the gate may stop this reader, e.g. when the member's lease ran out during a stall)
-      beforeHandle?.();
+      beforeHandle?.(this.progressAt);
       if (signal.aborted) return;
       const entry = entries[i] as RawStreamEntry;
       const id = entry[0].toString(); // ASCII; no argument: Node's fast path
@@ -406,10 +406,14 @@ export class ShardReader {
         } catch (error) {
           thrown = error;
         }
-        outcome =
-          thrown === NOT_THROWN
-            ? runner.succeeded(message)
-            : await runner.failed(id, fields, message, thrown);
+        if (message.payloadError !== undefined) {
+          outcome = await runner.undecodable(id, fields, message, message.payloadError);
+        } else {
+          outcome =
+            thrown === NOT_THROWN
+              ? runner.succeeded(message)
+              : await runner.failed(id, fields, message, thrown);
+        }
       }
       if (outcome === 'ack') {
         this.acks.push(id);

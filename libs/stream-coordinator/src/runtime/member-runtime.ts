@@ -144,7 +144,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       onReleased: (shard, cause) => this.onReleased(shard, cause),
       // No handler starts once the lease ran out, even when the timer below has not run yet
       // (an event-loop stall or a freeze: reads answered before it are processed after it).
-      beforeHandle: () => this.checkSelfFence(),
+      beforeHandle: (now) => this.checkSelfFence(now),
     });
     this.events.emit('joining', { memberId });
     this.fenceTimer = setInterval(() => this.checkSelfFence(), 100);
@@ -281,14 +281,15 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
    * every 100 ms and before every handler call (so a handler never starts on an expired lease,
    * whatever the event loop runs first after a stall).
    */
-  private checkSelfFence(): void {
+  /** Self-fences once the lease ran out at `now` (the readers pass their last progress time). */
+  private checkSelfFence(now = performance.now()): void {
     const m = this.membership;
     const pool = this.pool;
     if (!m || !pool || this.leaving || this.phase === 'self-fenced') return;
     const session = m.sessionTimeoutMs;
     if (session === null || this.lastOkAt === null) return;
     const deadline = this.lastOkAt + session * (1 - SELF_FENCE_MARGIN);
-    if (performance.now() < deadline) return;
+    if (now < deadline) return;
     this.phase = 'self-fenced';
     this.generation++;
     this.options.logger.warn(

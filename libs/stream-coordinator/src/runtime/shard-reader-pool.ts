@@ -27,7 +27,7 @@ export interface ShardReaderPoolOptions {
    * Called before every handler call of every reader (see `ShardReaderOptions.beforeHandle`):
    * the runtime checks its lease there and self-fences, stopping the readers, once it ran out.
    */
-  readonly beforeHandle?: () => void;
+  readonly beforeHandle?: (now: number) => void;
   /** Extra reader options (tests). */
   readonly readerOverrides?: Partial<ShardReaderOptions>;
 }
