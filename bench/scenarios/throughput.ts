@@ -82,7 +82,11 @@ export async function runThroughputBench(ctx: BenchContext): Promise<ThroughputR
   } finally {
     await coordinator.stop();
   }
-  const peers = [await runPeer(ctx, 'moleculer'), await runPeer(ctx, 'bullmq')];
+  // BENCH_SKIP_PEERS=1: our library and the raw loop only (quick experiments)
+  const peers =
+    process.env.BENCH_SKIP_PEERS === '1'
+      ? []
+      : [await runPeer(ctx, 'moleculer'), await runPeer(ctx, 'bullmq')];
   return { shards: SHARDS, cases, peers };
 }
 
@@ -120,6 +124,7 @@ async function runCase(
         worker: 'raw-consumer',
         name: `raw-${label}-${i}`,
         env: {
+          ...(i === 0 ? ctx.profileEnv(`raw-${label}`) : {}),
           REDIS_URL: ctx.redisUrl,
           GROUP: group,
           SHARD_KEYS: rawStream.keys.filter((_, k) => k % processes === i).join(','),

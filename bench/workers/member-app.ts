@@ -61,6 +61,8 @@ class BenchHandler {
     if (this.handled === 0) this.firstAt = now;
     this.handled++;
     this.lastAt = now;
+    // like the raw loop, the payload is read only to measure latency (a no-op handler otherwise)
+    if (!this.recordLatency && !TIMELINE) return;
     const t = message.payload?.t;
     if (this.recordLatency && typeof t === 'number') this.latencies.push(now - t);
     if (TIMELINE) this.timeline.push([message.shard, now, typeof t === 'number' ? t : 0]);
