@@ -286,6 +286,22 @@ describe('fenced scripts called directly', () => {
     await redis().xdel(shard.key, ids[2] as string);
     expect(await me.redeliver(connection, ids[2] as string)).toBeNull();
   });
+
+  it('acks go as one argument: 2,500 ids in one ack (past the script’s 1,000-id XACK chunks), and ids not pending are not counted', async () => {
+    const shard = testShard(prefix, 'bulk-acks', 0);
+    await grant(redis(), shard, 'g', 'me');
+    const me = new ShardCommands(shard.key, 'g', 'me');
+    expect(await me.acquire(connection)).toBe('ready');
+    const ids = await fill(redis(), shard.key, 2500);
+    const read = await me.read(connection, 3000);
+    expect(read).toHaveLength(2500);
+    expect(await me.ack(connection, [...ids, '1-1', ids[0] as string])).toBe(2500);
+    expect(await pending(redis(), shard.key, 'g')).toEqual([]);
+    const more = await fill(redis(), shard.key, 3, 2500);
+    await me.read(connection, 10);
+    expect(await me.ackBeforeRead(connection, more)).toBe(3);
+    expect(await me.ack(connection, [])).toBe(0);
+  });
 });
 
 /** `XINFO GROUPS` of `key` for `group` as a record, or null when there is none. */

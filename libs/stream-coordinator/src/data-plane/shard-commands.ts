@@ -6,6 +6,7 @@ import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ACK_BEFORE_READ_SCRIPT } from './scripts/ack-before-read.script.js';
 import { ACK_SCRIPT } from './scripts/ack.script.js';
 import { ACQUIRE_SCRIPT } from './scripts/acquire.script.js';
+import { joinEntryIds } from './scripts/fence-check.lua.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
 import { ShardReadRefusedError } from './shard-read-refused.error.js';
@@ -87,7 +88,12 @@ export class ShardCommands {
    * it never saw. Send it right before {@link read} on the same connection.
    */
   async ackBeforeRead(connection: RedisConnection, acks: readonly string[]): Promise<number> {
-    return (await this.run(connection, ACK_BEFORE_READ_SCRIPT, acks, false)) as number;
+    return (await this.run(
+      connection,
+      ACK_BEFORE_READ_SCRIPT,
+      [joinEntryIds(acks)],
+      false,
+    )) as number;
   }
 
   /**
@@ -140,7 +146,7 @@ export class ShardCommands {
 
   /** Fence check, then XACK `ids` (none: only the fence check). Resolves to the acked count. */
   async ack(connection: RedisConnection, ids: readonly string[]): Promise<number> {
-    return (await this.run(connection, ACK_SCRIPT, ids, false)) as number;
+    return (await this.run(connection, ACK_SCRIPT, [joinEntryIds(ids)], false)) as number;
   }
 
   /**

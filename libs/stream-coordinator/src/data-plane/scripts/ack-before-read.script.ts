@@ -1,5 +1,5 @@
 import type { LuaScript } from '../../redis/lua-script.js';
-import { ACK_FROM_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
+import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
 
 /**
  * `ackBeforeRead` — fence check; XACK the given ids (the batch handled last); then check that
@@ -15,14 +15,14 @@ import { ACK_FROM_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
  * runs the claim phase, which takes every pending entry over in id order. The check also holds if
  * the two commands were ever reordered (the read's entries are then the orphans).
  *
- * KEYS: shard stream, meta hash. ARGV: group, memberId, ackId….
+ * KEYS: shard stream, meta hash. ARGV: group, memberId, the ack ids joined with `,` (`''`: none).
  * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).
  */
 export const ACK_BEFORE_READ_SCRIPT: LuaScript = {
   name: 'rscAckBeforeRead',
   numberOfKeys: 2,
-  lua: `${FENCE_CHECK_LUA}${ACK_FROM_LUA}
-local acked = ack_from(3)
+  lua: `${FENCE_CHECK_LUA}${ACK_LIST_LUA}
+local acked = ack_list(3)
 if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return -1 end
 return acked
 `,
