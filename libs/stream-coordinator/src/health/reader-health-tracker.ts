@@ -64,7 +64,7 @@ export class ReaderHealthTracker {
             });
           }
         },
-        { handled: false },
+        { handled: false, acked: false },
       ),
       // a handled message clears the shard's reader failure (checked cheaply: once per message)
       events.onHandled((shard) => {

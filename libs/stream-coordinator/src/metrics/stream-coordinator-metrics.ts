@@ -155,7 +155,6 @@ export class StreamCoordinatorMetrics {
     this.unsubscribe.push(
       options.events.onActivity(
         (a) => {
-          if (a.acked) return; // acks are not counted
           const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
           if (a.failed) failures.inc(labels);
           if (a.retried) retries.inc(labels);
@@ -169,7 +168,7 @@ export class StreamCoordinatorMetrics {
           if (a.connectionError)
             readerErrors.inc({ group, stream: a.shard.stream, kind: 'connection' });
         },
-        { handled: false },
+        { handled: false, acked: false }, // acks are not counted
       ),
       options.events.onLifecycle((type) => {
         if (type === 'assignment') assignmentChanges.inc({ group });

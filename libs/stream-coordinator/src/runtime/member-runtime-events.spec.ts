@@ -49,6 +49,26 @@ describe('MemberRuntimeEvents', () => {
     expect(late).toHaveLength(1);
   });
 
+  it('leaves acked activities out for listeners that ask so; none is built when nobody wants them', () => {
+    const events = new MemberRuntimeEvents();
+    const quiet: ShardActivity[] = [];
+    const stopQuiet = events.onActivity((a) => quiet.push(a), { handled: false, acked: false });
+    const hooks = events.readerHooks(shard);
+    hooks.acked?.(['1-0'], 5);
+    hooks.retried?.(message);
+    expect(quiet.map((a) => Object.keys(a).filter((k) => k !== 'shard'))).toEqual([['retried']]);
+    const acks: ShardActivity[] = [];
+    const stopAcks = events.onActivity((a) => acks.push(a), { handled: false });
+    hooks.acked?.(['2-0'], 6);
+    expect(acks.map((a) => a.acked)).toEqual([{ ids: ['2-0'], sentAt: 6 }]);
+    expect(quiet).toHaveLength(1);
+    stopAcks();
+    stopAcks(); // idempotent: the count of ack listeners stays right
+    hooks.acked?.(['3-0'], 7);
+    expect(acks).toHaveLength(1);
+    stopQuiet();
+  });
+
   it('keeps the runtime going when a listener throws', () => {
     const events = new MemberRuntimeEvents();
     const seen: number[] = [];

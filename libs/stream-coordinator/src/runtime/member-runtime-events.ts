@@ -71,6 +71,8 @@ export class MemberRuntimeEvents {
   private readonly handled = new Set<HandledListener>();
   /** Activity listeners that want `handled` activities. */
   private handledActivity = 0;
+  /** Activity listeners that want `acked` activities. */
+  private ackedActivity = 0;
 
   /** Listens to lifecycle events; returns the function that stops listening. */
   onLifecycle(listener: LifecycleListener): () => void {
@@ -83,18 +85,29 @@ export class MemberRuntimeEvents {
    * `{ handled: false }` the listener is not called for handled messages (the per-message
    * event): listeners that only watch failures, retries and losses should say so, which spares
    * the runtime an activity object per message (use {@link onHandled} for handled messages).
+   * Likewise `{ acked: false }` for the acknowledgements (one activity per acked batch).
    */
-  onActivity(listener: ActivityListener, options: { readonly handled?: boolean } = {}): () => void {
+  onActivity(
+    listener: ActivityListener,
+    options: { readonly handled?: boolean; readonly acked?: boolean } = {},
+  ): () => void {
     const wantsHandled = options.handled !== false;
-    const entry: ActivityListener = wantsHandled
-      ? listener
-      : (activity) => {
-          if (activity.handled === undefined) listener(activity);
-        };
+    const wantsAcked = options.acked !== false;
+    const entry: ActivityListener =
+      wantsHandled && wantsAcked
+        ? listener
+        : (activity) => {
+            if (!wantsHandled && activity.handled !== undefined) return;
+            if (!wantsAcked && activity.acked !== undefined) return;
+            listener(activity);
+          };
     this.activity.add(entry);
     if (wantsHandled) this.handledActivity++;
+    if (wantsAcked) this.ackedActivity++;
     return () => {
-      if (this.activity.delete(entry) && wantsHandled) this.handledActivity--;
+      if (!this.activity.delete(entry)) return;
+      if (wantsHandled) this.handledActivity--;
+      if (wantsAcked) this.ackedActivity--;
     };
   }
 
@@ -142,7 +155,7 @@ export class MemberRuntimeEvents {
         if (this.handledActivity > 0) send({ shard, handled: { durationMs, message } });
       },
       acked: (ids, sentAt) => {
-        if (this.activity.size > 0) send({ shard, acked: { ids, sentAt } });
+        if (this.ackedActivity > 0) send({ shard, acked: { ids, sentAt } });
       },
       failed: (error, message) => send({ shard, failed: { error, message } }),
       retried: (message) => send({ shard, retried: { message } }),
