@@ -35,6 +35,15 @@ describe('createRedisConnection', () => {
     expect(fromOptions.options).toMatchObject({ host: 'h', port: 7000 });
   });
 
+  it('reader connections speak RESP2 (faster to decode) and other roles keep the default', () => {
+    expect((inspect('redis://h:1', 'reader') as Redis).options.protocol).toBe(2);
+    expect((inspect({ host: 'h', protocol: 3 }, 'reader') as Redis).options.protocol).toBe(2);
+    expect(
+      (inspect({ cluster: ['a:1'] }, 'reader') as Cluster).options.redisOptions?.protocol,
+    ).toBe(2);
+    expect((inspect('redis://h:1', 'command') as Redis).options.protocol).toBe(3);
+  });
+
   it('reader connections fail commands fast instead of queuing them for ever', () => {
     expect((inspect('redis://h:1', 'reader') as Redis).options.maxRetriesPerRequest).toBe(1);
     expect(
