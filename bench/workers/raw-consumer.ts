@@ -5,7 +5,7 @@ import { env, intEnv, ipc } from './worker-ipc.js';
 /**
  * The baseline: a hand-written ioredis consumer, one dedicated connection and one loop per shard
  * key: `XREADGROUP GROUP g c COUNT n BLOCK 1000 STREAMS key >`, a no-op "handler" per entry, then
- * one `XACK` for the batch. No fencing, no ownership, no retries. Same IPC commands as the member
+ * one `XACK` for the batch, over RESP2 (as the library's readers). No fencing, no ownership, no retries. Same IPC commands as the member
  * app (`arm`, `go`, `status`, `latency-reset`, `latency-report`); for latency it parses the JSON
  * payload the library's publisher wrote (field `payload`) to read `t`.
  * Environment: REDIS_URL, SHARD_KEYS (comma-separated), GROUP, BATCH_SIZE.
@@ -27,7 +27,9 @@ let open: (() => void) | null = null;
 type Reply = Array<[string, Array<[string, string[]]>]> | null;
 
 async function loop(key: string, onReady: () => void): Promise<void> {
-  const c = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
+  // RESP2, like the library's reader connections: ioredis 6 defaults to RESP3, whose replies it
+  // decodes much more slowly; the baseline gets the faster protocol too
+  const c = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null, protocol: 2 });
   await c.xgroup('CREATE', key, group, '0', 'MKSTREAM').catch((error: unknown) => {
     if (!String(error).includes('BUSYGROUP')) throw error;
   });
