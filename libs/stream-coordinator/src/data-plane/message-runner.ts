@@ -4,7 +4,6 @@ import { deadLetterFields, toError } from './dead-letter.js';
 import { decodeEntry } from './entry-codec.js';
 import type { ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
-import type { UndecodableEntryError } from './undecodable-entry.error.js';
 import type { ResolvedShardReaderOptions } from './shard-reader.options.js';
 import type { DeadLetterReason, ShardReaderCounters } from './shard-reader.types.js';
 
@@ -105,28 +104,20 @@ export class MessageRunner {
   }
 
   /**
-   * Fast path, step 2: the handler call {@link prepare} started threw `thrown`: continues as
-   * the slow path does (log, retry with backoff, dead-letter).
+   * Fast path, step 2: the handler call {@link prepare} started threw `thrown`, or its read of
+   * the payload failed (`message.payloadError`; `thrown` is then not looked at): continues as the
+   * slow path does — an undecodable payload is dead-lettered at once (retrying cannot make it
+   * decodable) whatever the handler did next; a failure is logged, retried with backoff, then
+   * dead-lettered.
    */
   failed(id: string, fields: Buffer[], message: ShardMessage, thrown: unknown): Promise<Outcome> {
     this.ctx.options.limiter?.release();
     this.ctx.handlerEnded(performance.now());
+    const undecodable = message.payloadError;
+    if (undecodable !== undefined) {
+      return this.deadLetterThenAck(id, fields, message.deliveryCount, 'undecodable', undecodable);
+    }
     return this.afterFailure(id, fields, message, toError(thrown));
-  }
-
-  /**
-   * Fast path, step 2: the handler's read of the payload failed (`error`): the entry is
-   * dead-lettered at once (retrying cannot make it decodable), whatever the handler did next.
-   */
-  undecodable(
-    id: string,
-    fields: Buffer[],
-    message: ShardMessage,
-    error: UndecodableEntryError,
-  ): Promise<Outcome> {
-    this.ctx.options.limiter?.release();
-    this.ctx.handlerEnded(performance.now());
-    return this.deadLetterThenAck(id, fields, message.deliveryCount, 'undecodable', error);
   }
 
   /** Processes the entry `id` with `fields`, delivered `deliveryCount` times so far. */

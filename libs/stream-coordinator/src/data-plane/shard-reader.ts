@@ -406,14 +406,11 @@ export class ShardReader {
         } catch (error) {
           thrown = error;
         }
-        if (message.payloadError !== undefined) {
-          outcome = await runner.undecodable(id, fields, message, message.payloadError);
-        } else {
-          outcome =
-            thrown === NOT_THROWN
-              ? runner.succeeded(message)
-              : await runner.failed(id, fields, message, thrown);
-        }
+        // (a failed read of the payload goes to `failed` too, even when the handler returned)
+        outcome =
+          thrown === NOT_THROWN && message.payloadError === undefined
+            ? runner.succeeded(message)
+            : await runner.failed(id, fields, message, thrown);
       }
       if (outcome === 'ack') {
         this.acks.push(id);

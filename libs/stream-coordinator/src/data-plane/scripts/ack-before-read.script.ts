@@ -8,12 +8,13 @@ import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
  * before handling what the read returned.
  *
  * Why the pending check: a reader acks everything it handled before it reads again, so an entry
- * still pending on it here is an orphan — a read whose reply never arrived. ioredis re-sends the
- * commands that were unanswered when a connection dropped, without any error surfacing, so a read
- * can be executed twice and the first reply lost; the re-sent `ackBeforeRead` runs before the
- * re-sent read and sees the first read's entries. The reader then ignores the read's reply and
- * runs the claim phase, which takes every pending entry over in id order. The check also holds if
- * the two commands were ever reordered (the read's entries are then the orphans).
+ * still pending on it here is an orphan — a read whose reply never arrived. By default ioredis
+ * re-sends the commands left unanswered when a connection dropped, so a read could run twice and
+ * its first reply be lost; reader connections turn that off (`autoResendUnfulfilledCommands:
+ * false`, see `create-redis-connection.ts`), and this check is the guard in Redis behind it: if
+ * an orphan is pending anyway, the reader ignores the read's reply and runs the claim phase, which
+ * takes every pending entry over in id order. It also holds if the two commands were ever
+ * reordered (the read's entries are then the orphans).
  *
  * KEYS: shard stream, meta hash. ARGV: group, memberId, the ack ids joined with `,` (`''`: none).
  * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).

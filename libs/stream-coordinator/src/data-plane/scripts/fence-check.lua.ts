@@ -20,8 +20,9 @@ end
  * 1,000 (Lua's `unpack` has a stack limit). Returns how many entries were acknowledged.
  *
  * One argument instead of one per id: a batch of 100 acks is then one short command for the
- * client to build and write instead of ~100 arguments (measured: the per-argument encoding and
- * the socket write of each were ≈ 15 % of a member's CPU at batch 100).
+ * client to build and write instead of ~100 arguments (measured: building and writing the
+ * per-id form took ≈ 7 % of a member's busy time at batch 100; the split costs Redis ≈ 11 µs
+ * per 100 ids).
  */
 export const ACK_LIST_LUA = `
 local function ack_list(index)
