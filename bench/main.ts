@@ -21,10 +21,11 @@ import { type BenchReport, renderMarkdown } from './support/report.js';
  * one invocation; writes `docs/benchmarks.md` and `docs/benchmarks.json`.
  * Flags: `--only=throughput,latency,rebalance,coordinator,reshard` (a subset; the docs are then
  * written to `.tmp/bench/` instead, so a partial run never replaces the full page), `--cpu-prof`
- * (CPU profiles of a member, of a raw-loop process and of the coordinators under load, in `.tmp/bench-profiles/`, with a
- * summary printed at the end), `--render` (only re-render `docs/benchmarks.md` from
- * `docs/benchmarks.json` and `bench/benchmarks-notes.md`). Environment overrides for quick experiments: BENCH_MESSAGES,
- * BENCH_REPS, BENCH_BATCHES, BENCH_PROCS, BENCH_MEMBERS, BENCH_SKIP_PEERS=1; BENCH_REDIS_URL to use a given Redis.
+ * (CPU profiles of a member, of a raw-loop process and of the coordinators under load, in
+ * `.tmp/bench-profiles/`, with a summary printed at the end), `--render` (only re-render
+ * `docs/benchmarks.md` from `docs/benchmarks.json` and `bench/benchmarks-notes.md`). Environment
+ * overrides for quick experiments: BENCH_MESSAGES, BENCH_REPS, BENCH_BATCHES, BENCH_PROCS,
+ * BENCH_MEMBERS, BENCH_SKIP_PEERS=1 (no peers); BENCH_REDIS_URL to use a given Redis.
  */
 const SCENARIOS = ['throughput', 'latency', 'rebalance', 'coordinator', 'reshard'] as const;
 type Scenario = (typeof SCENARIOS)[number];

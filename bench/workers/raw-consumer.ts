@@ -5,8 +5,9 @@ import { env, intEnv, ipc } from './worker-ipc.js';
 /**
  * The baseline: a hand-written ioredis consumer, one dedicated connection and one loop per shard
  * key: `XREADGROUP GROUP g c COUNT n BLOCK 1000 STREAMS key >`, a no-op "handler" per entry, then
- * one `XACK` for the batch, over RESP2 (as the library's readers). No fencing, no ownership, no retries. Same IPC commands as the member
- * app (`arm`, `go`, `status`, `latency-reset`, `latency-report`); for latency it parses the JSON
+ * one `XACK` for the batch, over RESP2 (as the library's readers). No fencing, no ownership, no
+ * retries. Same IPC commands as the member app (`arm`, `go`, `status`, `latency-reset`,
+ * `latency-report`); for latency it parses the JSON
  * payload the library's publisher wrote (field `payload`) to read `t`.
  * Environment: REDIS_URL, SHARD_KEYS (comma-separated), GROUP, BATCH_SIZE.
  */
