@@ -24,8 +24,10 @@ import { type BenchReport, renderMarkdown } from './support/report.js';
  * (CPU profiles of a member, of a raw-loop process and of the coordinators under load, in
  * `.tmp/bench-profiles/`, with a summary printed at the end), `--render` (only re-render
  * `docs/benchmarks.md` from `docs/benchmarks.json` and `bench/benchmarks-notes.md`). Environment
- * overrides for quick experiments: BENCH_MESSAGES, BENCH_REPS, BENCH_BATCHES, BENCH_PROCS,
- * BENCH_MEMBERS, BENCH_SKIP_PEERS=1 (no peers); BENCH_REDIS_URL to use a given Redis.
+ * overrides for quick experiments: BENCH_MESSAGES, BENCH_REPS, BENCH_WARMUP (throughput warm-up,
+ * batches per process), BENCH_BATCHES, BENCH_PROCS, BENCH_MEMBERS, BENCH_SKIP_PEERS=1 (no peers),
+ * BENCH_CPU_PROF_INTERVAL_US (sampling interval of `--cpu-prof`, default 500); BENCH_REDIS_URL to
+ * use a given Redis.
  */
 const SCENARIOS = ['throughput', 'latency', 'rebalance', 'coordinator', 'reshard'] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -63,7 +65,12 @@ function profileFromEnv(base: BenchProfile): BenchProfile {
   return {
     ...base,
     ...(messages ? { messages, peerMessages: messages } : {}),
-    ...(process.env.BENCH_REPS ? { reps: Number(process.env.BENCH_REPS) } : {}),
+    ...(process.env.BENCH_REPS
+      ? { reps: Number(process.env.BENCH_REPS), throughputReps: Number(process.env.BENCH_REPS) }
+      : {}),
+    ...(process.env.BENCH_WARMUP
+      ? { warmupBatchesPerProcess: Number(process.env.BENCH_WARMUP) }
+      : {}),
     ...(listEnv('BENCH_BATCHES') ? { batchSizes: listEnv('BENCH_BATCHES') as number[] } : {}),
     ...(listEnv('BENCH_PROCS') ? { processCounts: listEnv('BENCH_PROCS') as number[] } : {}),
     ...(listEnv('BENCH_MEMBERS') ? { memberCounts: listEnv('BENCH_MEMBERS') as number[] } : {}),

@@ -1,4 +1,5 @@
 import { BenchChild, type BenchMessage } from '../support/bench-child.js';
+import type { BenchProfile } from '../support/bench-profile.js';
 import { BenchCoordinator, type BenchContext, type StreamInfo } from '../support/bench-context.js';
 import { meterRedis, type RedisDelta } from '../support/redis-meter.js';
 import { median, preciseNow, ratio, sleep, waitFor } from '../support/stats.js';
@@ -153,12 +154,18 @@ async function runCase(
     const memberIdleRssKb = median(idle.map((s) => s.rssKb as number));
     const oursRuns: DrainRun[] = [];
     const rawRuns: DrainRun[] = [];
-    // one drain per side first, not measured: V8 optimises the hot functions of both sides
-    // before the clock runs (a drain at batch 100 lasts well under a second)
-    await drain(ctx, coordinator, ours);
-    await drain(ctx, coordinator, raw);
-    ctx.log(`throughput ${label}: warm-up drains done (not measured)`);
-    for (let rep = 0; rep < ctx.profile.reps; rep++) {
+    // unmeasured drains first, until every process has read `warmupBatchesPerProcess` batches:
+    // V8 optimises a function once it has run enough, and the per-batch ones (the read turn,
+    // the ack, the command builders) run once per 100 messages at batch 100 — with four
+    // processes each sees a quarter of a drain, so a fixed number of warm-up drains would leave
+    // them colder than one process (and ours, with more such functions, colder than the raw loop)
+    const warmups = warmupDrains(ctx.profile, processes, batchSize);
+    for (let w = 0; w < warmups; w++) {
+      await drain(ctx, coordinator, ours);
+      await drain(ctx, coordinator, raw);
+    }
+    ctx.log(`throughput ${label}: ${warmups} warm-up drains per side done (not measured)`);
+    for (let rep = 0; rep < ctx.profile.throughputReps; rep++) {
       const order: Array<[ConsumerSet, DrainRun[]]> =
         rep % 2 === 0
           ? [
@@ -188,6 +195,15 @@ async function runCase(
   } finally {
     await Promise.all([ours.stop(), raw.stop()]);
   }
+}
+
+/**
+ * How many unmeasured drains per side let every one of `processes` processes read the profile's
+ * warm-up batches of `batchSize` (at least one drain).
+ */
+export function warmupDrains(profile: BenchProfile, processes: number, batchSize: number): number {
+  const messages = profile.warmupBatchesPerProcess * batchSize * processes;
+  return Math.max(1, Math.ceil(messages / profile.messages));
 }
 
 /** Arm (close the gates), prefill, wait until every shard's loop waits at the gate, go, drain. */

@@ -3,8 +3,19 @@ export interface BenchProfile {
   readonly name: 'quick' | 'full';
   /** Runs per measured case (the report gives medians). */
   readonly reps: number;
+  /**
+   * Back-to-back pairs (ours, raw loop) per throughput case: a drain at batch 100 lasts a
+   * fraction of a second, so single pairs swing with whatever else the two cores run.
+   */
+  readonly throughputReps: number;
   /** Prefilled messages per throughput run. */
   readonly messages: number;
+  /**
+   * Throughput warm-up: unmeasured drains per side before the measured ones, until every
+   * consumer process has read at least this many batches (so four processes warm up as long as
+   * one does, and batch 100 as long as batch 1, in read turns).
+   */
+  readonly warmupBatchesPerProcess: number;
   /** Prefilled messages per peer run (@moleculer/channels, BullMQ). */
   readonly peerMessages: number;
   /** Batch sizes of the throughput matrix. */
@@ -27,7 +38,9 @@ export interface BenchProfile {
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
   reps: 3,
+  throughputReps: 5,
   messages: 30_000,
+  warmupBatchesPerProcess: 1000,
   peerMessages: 20_000,
   batchSizes: [100, 10, 1],
   processCounts: [1, 4],
@@ -44,7 +57,9 @@ export const QUICK_PROFILE: BenchProfile = {
 export const FULL_PROFILE: BenchProfile = {
   name: 'full',
   reps: 5,
+  throughputReps: 9,
   messages: 100_000,
+  warmupBatchesPerProcess: 4000,
   peerMessages: 100_000,
   batchSizes: [100, 10, 1],
   processCounts: [1, 4],

@@ -68,8 +68,14 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
   );
   out.push('');
   const p = r.profile;
+  // (reports written before the warm-up was per process have no such field)
+  const warmup = (p as Partial<BenchProfile>).warmupBatchesPerProcess;
+  const pairs = (p as Partial<BenchProfile>).throughputReps ?? p.reps;
   out.push(
-    `**Parameters:** ${p.reps} repetitions; throughput: ${p.messages.toLocaleString('en-US')} prefilled ~100-byte messages (peers: ${p.peerMessages.toLocaleString('en-US')}), 8 shards, ` +
+    `**Parameters:** ${p.reps} repetitions; throughput: ${pairs} back-to-back pairs (ours, raw loop) per case, ${p.messages.toLocaleString('en-US')} prefilled ~100-byte messages (peers: ${p.peerMessages.toLocaleString('en-US')}), 8 shards, ` +
+      (warmup === undefined
+        ? ''
+        : `unmeasured warm-up drains until each consumer process has read ${warmup.toLocaleString('en-US')} batches, `) +
       `batch sizes ${p.batchSizes.join('/')}, ${p.processCounts.join(' and ')} consumer processes, no-op handlers; latency: ${p.latencyRates.join(' and ')} msg/s for ${p.latencySeconds} s per run; ` +
       `rebalance: heartbeat interval 3 s, session timeout ${p.sessionTimeoutMs} ms, ${p.rebalanceReps} join/leave and ${p.crashReps} crash rounds; coordinator: ${p.memberCounts.join(' / ')} members over 10 groups, ${p.loadSeconds} s per load phase.`,
   );

@@ -15,7 +15,9 @@ if (dir) {
   const session = new Session();
   session.connect();
   session.post('Profiler.enable');
-  session.post('Profiler.setSamplingInterval', { interval: 500 });
+  session.post('Profiler.setSamplingInterval', {
+    interval: Number(process.env.BENCH_CPU_PROF_INTERVAL_US ?? 500),
+  });
   const triggered = process.env.BENCH_CPU_PROF_TRIGGER === '1';
   if (!triggered) session.post('Profiler.start');
   let written = false;
