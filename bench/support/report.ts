@@ -231,7 +231,7 @@ function throughputSection(t: ThroughputResult): string[] {
   return [
     '## Data-plane throughput',
     '',
-    `Prefilled messages over ${t.shards} shards (written with the library's routed publisher), then drained: the consumers wait at a gate until every shard loop holds its first batch, and the clock runs from the release to the last handler call (every entry acked afterwards, checked with XINFO). Each case starts with one unmeasured drain per side, so both run optimised code. ` +
+    `Prefilled messages over ${t.shards} shards (written with the library's routed publisher), then drained: the consumers wait at a gate until every shard loop holds its first batch, and the clock runs from the release to the last handler call (every entry acked afterwards, checked with XINFO). Each case starts with unmeasured drains, alternating between the sides, until every consumer process has read the profile's warm-up batches (see Parameters), so both sides run optimised code: V8 optimises the per-batch functions only after a few thousand read turns. ` +
       'Ours: member processes of a Nest app (`bench/workers/member-app.ts`) with one no-op `@StreamShardHandler`, library defaults (metrics on, fenced acks, gated reads). ' +
       'Raw: one ioredis connection per shard, `XREADGROUP COUNT n BLOCK` then one `XACK` per batch, no decoding, no fencing (`bench/workers/raw-consumer.ts`). Both speak RESP2 to Redis (`protocol: 2`; ioredis 6 defaults to RESP3, which costs either side ≈ 1.3 µs more per message at batch 100). ' +
       "CPU is the consumer processes' own (user + system, all processes summed) per message: it is what the machine's load cannot distort.",
