@@ -100,6 +100,41 @@ describe('ShardReader: network failures', () => {
     }
   });
 
+  it('a connection reset during a blocking read is noticed at once, not at the watchdog', async () => {
+    // ioredis drops the commands a closed connection left unanswered when it reconnects (reader
+    // connections never resend them), so their promises never settle: without listening to the
+    // connection's `close`, the reader sat in its dead read until blockMs + grace (10 s here).
+    const shard = testShard(prefix, 'orders', 3);
+    await grant(redis(), shard, 'g', 'm');
+    await fill(redis(), shard.key, 2);
+    const p = await proxy();
+    const seen: number[] = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      url: p.url,
+      blockMs: 5000,
+      watchdogGraceMs: 5000,
+      reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 50 },
+      handle: async (m) => void seen.push(seqOf(m.payload)),
+    });
+    reader.start();
+    await waitFor(() => seen.length === 2, 'first entries handled');
+    await waitFor(
+      async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'),
+      'the blocked read',
+    );
+    p.cutAll();
+    const cut = performance.now();
+    await fill(redis(), shard.key, 2, 2);
+    await waitFor(() => seen.length === 4, 'entries added after the reset handled', 4000);
+    expect(performance.now() - cut).toBeLessThan(3000);
+    expect(seen).toEqual([0, 1, 2, 3]);
+    expect(reader.counters.watchdogFired).toBe(0);
+    expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
+  });
+
   it('connections reset again and again: the reader keeps the shard and handles every entry once, in order', async () => {
     const shard = testShard(prefix, 'orders', 1);
     await grant(redis(), shard, 'g', 'm');

@@ -5,7 +5,11 @@ export * from './dead-letter.js';
 export * from './entry-codec.js';
 export * from './fenced.error.js';
 export * from './json-payload.serializer.js';
-export { ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
+export {
+  ReaderConnectionClosedError,
+  ReaderStoppedError,
+  ReaderWatchdogError,
+} from './reader-connection.js';
 export * from './shard-commands.js';
 export * from './shard-message.js';
 export * from './shard-read-refused.error.js';

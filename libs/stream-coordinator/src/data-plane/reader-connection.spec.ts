@@ -1,21 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
-import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
+import {
+  ReaderConnection,
+  ReaderConnectionClosedError,
+  ReaderStoppedError,
+  ReaderWatchdogError,
+} from './reader-connection.js';
+
+interface FakeState {
+  dropped: boolean;
+  /** Emits one of the connection's events (as ioredis would). */
+  emit(event: string): void;
+}
 
 /** A stand-in connection: only what ReaderConnection touches. */
 function fakeConnections(): {
   factory: () => RedisConnection;
-  created: Array<{ dropped: boolean }>;
+  created: FakeState[];
 } {
-  const created: Array<{ dropped: boolean }> = [];
+  const created: FakeState[] = [];
   return {
     created,
     factory: () => {
-      const state = { dropped: false };
+      const listeners = new Map<string, Array<() => void>>();
+      const state: FakeState = {
+        dropped: false,
+        emit: (event) => {
+          for (const listener of listeners.get(event) ?? []) listener();
+        },
+      };
       created.push(state);
       return {
         status: 'ready',
-        on: () => undefined,
+        on: (event: string, listener: () => void) => {
+          listeners.set(event, [...(listeners.get(event) ?? []), listener]);
+        },
         quit: () => Promise.resolve('OK'),
         disconnect: () => {
           state.dropped = true;
@@ -86,6 +105,26 @@ describe('ReaderConnection', () => {
     expect(await short).toBe('done');
     expect(answered).toBe(true);
     await expect(connection.run(never, 60_000, true)).rejects.toBeInstanceOf(ReaderStoppedError);
+    await connection.close();
+  });
+
+  it('ends every call in flight on a connection at once when that connection closes, and only those', async () => {
+    const { factory, created } = fakeConnections();
+    const connection = new ReaderConnection(factory, () => undefined);
+    const blocked = connection.run(never, 60_000, true).catch((e: unknown) => e);
+    const short = connection.run(never, 60_000).catch((e: unknown) => e);
+    const started = performance.now();
+    created[0]?.emit('close');
+    expect(await blocked).toBeInstanceOf(ReaderConnectionClosedError);
+    expect(await short).toBeInstanceOf(ReaderConnectionClosedError);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(created[0]?.dropped).toBe(true);
+    // the next call gets a new connection, which a late event of the old one does not touch
+    const next = connection.run(() => soon('next'), 5_000);
+    expect(created).toHaveLength(2);
+    created[0]?.emit('close');
+    expect(await next).toBe('next');
+    expect(created[1]?.dropped).toBe(false);
     await connection.close();
   });
 });

@@ -23,6 +23,23 @@ export class ReaderStoppedError extends Error {
   }
 }
 
+/**
+ * The reader's connection closed while a call on it was in flight: its reply can never arrive
+ * (reader connections do not resend unanswered commands after a reconnect), so the call ends at
+ * once instead of at its deadline. The reader retries on a new connection.
+ *
+ * @publicApi
+ */
+export class ReaderConnectionClosedError extends Error {
+  override readonly name = 'ReaderConnectionClosedError';
+
+  constructor() {
+    super(
+      "the reader's Redis connection closed before the call was answered; retrying on a new connection",
+    );
+  }
+}
+
 /** How long a graceful QUIT may take on close before the socket is dropped. */
 const QUIT_TIMEOUT_MS = 1000;
 
@@ -42,6 +59,11 @@ interface PendingCall {
  * abandoned (its late reply is ignored), the connection is dropped, and the next call gets a new
  * one. That makes a hung blocking read recoverable and `stop()` immediate without relying on the
  * socket closing cleanly.
+ *
+ * A call is also abandoned when its connection emits `close` (a reset, Redis restarting): ioredis
+ * drops the commands a closed connection left unanswered when it reconnects, since reader
+ * connections do not resend them (see `create-redis-connection.ts`), so their promises would
+ * never settle and the reader would sit in a dead read until the watchdog.
  *
  * Cheap per call (the read path makes one per batch): one abort listener for the reader's life,
  * and one watchdog timer that is re-armed only when it fires while a call is still in flight (not
@@ -76,6 +98,7 @@ export class ReaderConnection {
     if (this.current === undefined) {
       const connection = this.factory();
       connection.on('error', this.onConnectionError);
+      connection.on('close', () => this.closed(connection));
       this.current = connection;
       this.created++;
     }
@@ -168,6 +191,14 @@ export class ReaderConnection {
     ]);
     clearTimeout(timer);
     connection.disconnect();
+  }
+
+  /** `connection` closed: the calls in flight on it will never be answered. */
+  private closed(connection: RedisConnection): void {
+    // (deleting from a Set while iterating it is safe: abandon() removes the call)
+    for (const call of this.calls) {
+      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError());
+    }
   }
 
   /** Makes sure the watchdog timer fires by `deadline` (an earlier one stays). */

@@ -82,10 +82,10 @@ type Phase = 'group' | 'claim' | 'read';
  * - a failing message is retried with backoff (each retry is a Redis delivery, via XCLAIM)
  *   until `maxDeliveries`, then dead-lettered and acknowledged; an undecodable one at once;
  * - Redis errors never end the reader: it keeps the shard, backs off, recreates its connection
- *   when needed (a watchdog replaces a connection whose call does not answer in time), and
- *   re-runs the claim phase so no entry stays stuck in its pending list — also when a read's
- *   reply was lost without an error (ioredis re-sends unanswered commands after a reconnect):
- *   the ack in front of every read checks that nothing unseen is pending on this member;
+ *   when needed (a call ends at once when its connection closes, and a watchdog replaces a
+ *   connection whose call does not answer in time), and re-runs the claim phase so no entry
+ *   stays stuck in its pending list; should a read's reply ever be lost without an error, the
+ *   ack in front of every read sees the unseen pending entries and sends it there too;
  * - `stop()` is prompt (a blocked read is abandoned at once), waits for the in-flight handler,
  *   acknowledges what was handled and closes the connection.
  *
