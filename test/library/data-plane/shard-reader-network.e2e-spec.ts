@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
+import {
+  createRedisConnection,
+  type RedisConnection,
+} from '../../../libs/stream-coordinator/src/redis/index.js';
 import {
   fill,
   grant,
@@ -183,6 +186,7 @@ describe('ShardReader: network failures', () => {
     const first = await proxy();
     const port = first.port;
     const seen: number[] = [];
+    const connections: RedisConnection[] = [];
     const reader = newReader({
       shard,
       group: 'g',
@@ -190,15 +194,29 @@ describe('ShardReader: network failures', () => {
       url: first.url,
       blockMs: 200,
       reconnectBackoff: { initialDelayMs: 20, maxDelayMs: 100 },
+      createConnection: () => {
+        const connection = createRedisConnection(first.url, 'reader');
+        connections.push(connection);
+        return connection;
+      },
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
     await waitFor(() => reader.status === 'reading', 'reading');
     await first.close();
-    await waitFor(() => reader.counters.connectionErrors >= 2, 'errors observed', 10_000);
+    // enough failed calls for the reader to replace its connection several times
+    await waitFor(() => reader.counters.connectionErrors >= 8, 'errors observed', 10_000);
     await fill(redis(), shard.key, 3);
     await proxy(port);
     await waitFor(() => seen.length === 3, 'handled after Redis came back', 20_000);
     expect(seen).toEqual([0, 1, 2]);
+    // every connection the reader gave up on, and its last one, ended: none was stranded in
+    // `reconnecting` (ioredis does that to a connection disconnected between two sockets)
+    await reader.stop();
+    await waitFor(
+      () => connections.every((c) => c.status === 'end'),
+      `every reader connection ended (${connections.map((c) => c.status).join(', ')})`,
+      5000,
+    );
   });
 });

@@ -9,6 +9,8 @@ import {
 
 interface FakeState {
   dropped: boolean;
+  /** What ioredis would report as `status`. */
+  status: string;
   /** Emits one of the connection's events (as ioredis would). */
   emit(event: string): void;
 }
@@ -25,13 +27,16 @@ function fakeConnections(): {
       const listeners = new Map<string, Array<() => void>>();
       const state: FakeState = {
         dropped: false,
+        status: 'ready',
         emit: (event) => {
           for (const listener of listeners.get(event) ?? []) listener();
         },
       };
       created.push(state);
       return {
-        status: 'ready',
+        get status() {
+          return state.status;
+        },
         on: (event: string, listener: () => void) => {
           listeners.set(event, [...(listeners.get(event) ?? []), listener]);
         },
@@ -118,13 +123,38 @@ describe('ReaderConnection', () => {
     expect(await blocked).toBeInstanceOf(ReaderConnectionClosedError);
     expect(await short).toBeInstanceOf(ReaderConnectionClosedError);
     expect(performance.now() - started).toBeLessThan(100);
-    expect(created[0]?.dropped).toBe(true);
-    // the next call gets a new connection, which a late event of the old one does not touch
+    // kept: ioredis is reconnecting it already (a disconnect now would strand it)
+    expect(created[0]?.dropped).toBe(false);
     const next = connection.run(() => soon('next'), 5_000);
+    expect(created).toHaveLength(1);
+    expect(await next).toBe('next');
+    // after a replacement, a late event of the old connection does not touch the new one's calls
+    const blockedAgain = connection.run(never, 50).catch((e: unknown) => e);
+    expect(await blockedAgain).toBeInstanceOf(ReaderWatchdogError);
+    expect(created[0]?.dropped).toBe(true);
+    const onNew = connection.run(() => soon('new'), 5_000);
     expect(created).toHaveLength(2);
     created[0]?.emit('close');
-    expect(await next).toBe('next');
+    expect(await onNew).toBe('new');
     expect(created[1]?.dropped).toBe(false);
+    await connection.close();
+  });
+
+  it('keeps a connection that ioredis is reconnecting when asked to drop it (a disconnect would strand it)', async () => {
+    const { factory, created } = fakeConnections();
+    const connection = new ReaderConnection(factory, () => undefined);
+    expect(await connection.run(() => soon(1), 5_000)).toBe(1);
+    const first = created[0] as FakeState;
+    first.status = 'reconnecting';
+    connection.drop();
+    expect(first.dropped).toBe(false);
+    first.status = 'ready';
+    expect(await connection.run(() => soon(2), 5_000)).toBe(2);
+    expect(created).toHaveLength(1);
+    connection.drop();
+    expect(first.dropped).toBe(true);
+    expect(await connection.run(() => soon(3), 5_000)).toBe(3);
+    expect(created).toHaveLength(2);
     await connection.close();
   });
 });

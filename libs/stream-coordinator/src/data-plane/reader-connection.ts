@@ -1,3 +1,4 @@
+import { closeConnection } from '../redis/close-connection.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 
 /**
@@ -26,7 +27,7 @@ export class ReaderStoppedError extends Error {
 /**
  * The reader's connection closed while a call on it was in flight: its reply can never arrive
  * (reader connections do not resend unanswered commands after a reconnect), so the call ends at
- * once instead of at its deadline. The reader retries on a new connection.
+ * once instead of at its deadline. The reader backs off and retries once ioredis has reconnected.
  *
  * @publicApi
  */
@@ -35,13 +36,10 @@ export class ReaderConnectionClosedError extends Error {
 
   constructor() {
     super(
-      "the reader's Redis connection closed before the call was answered; retrying on a new connection",
+      "the reader's Redis connection closed before the call was answered; retrying once it has reconnected",
     );
   }
 }
-
-/** How long a graceful QUIT may take on close before the socket is dropped. */
-const QUIT_TIMEOUT_MS = 1000;
 
 /** A call in flight: when it must have answered, and how to end it early. */
 interface PendingCall {
@@ -49,8 +47,11 @@ interface PendingCall {
   readonly timeoutMs: number;
   readonly abortable: boolean;
   readonly connection: RedisConnection;
-  /** Settles the call with `error` (if it has not settled yet) and drops its connection. */
-  readonly abandon: (error: Error) => void;
+  /**
+   * Settles the call with `error` (if it has not settled yet) and, unless `keepConnection`,
+   * drops its connection.
+   */
+  readonly abandon: (error: Error, keepConnection?: boolean) => void;
 }
 
 /**
@@ -124,11 +125,11 @@ export class ReaderConnection {
         timeoutMs,
         abortable,
         connection,
-        abandon: (error) => {
+        abandon: (error, keepConnection = false) => {
           if (settled) return;
           settled = true;
           this.calls.delete(call);
-          this.drop(connection);
+          if (!keepConnection) this.drop(connection);
           reject(error);
         },
       };
@@ -160,9 +161,14 @@ export class ReaderConnection {
     });
   }
 
-  /** Disconnects `connection` (default: the current one); the next call creates a new one. */
+  /**
+   * Disconnects `connection` (default: the current one); the next call creates a new one. A
+   * connection ioredis is reconnecting already is kept: it gets a new socket on its own, and a
+   * `disconnect()` between two sockets would strand it in `reconnecting` for good (no socket, no
+   * timer, never `end`), a leak per drop while Redis is away.
+   */
   drop(connection: RedisConnection | undefined = this.current): void {
-    if (connection === undefined) return;
+    if (connection === undefined || connection.status === 'reconnecting') return;
     if (connection === this.current) this.current = undefined;
     connection.disconnect();
   }
@@ -177,27 +183,18 @@ export class ReaderConnection {
     this.disarm();
     const connection = this.current;
     this.current = undefined;
-    if (connection === undefined) return;
-    if (connection.status !== 'ready') {
-      connection.disconnect();
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      connection.quit().catch(() => undefined),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, QUIT_TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    connection.disconnect();
+    if (connection !== undefined) await closeConnection(connection);
   }
 
-  /** `connection` closed: the calls in flight on it will never be answered. */
+  /**
+   * `connection` closed: the calls in flight on it will never be answered. The connection itself
+   * is kept (ioredis emits `close` after it has scheduled the reconnect; see {@link drop}): the
+   * next call waits in its offline queue until it is back, or fails and the reader backs off.
+   */
   private closed(connection: RedisConnection): void {
     // (deleting from a Set while iterating it is safe: abandon() removes the call)
     for (const call of this.calls) {
-      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError());
+      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError(), true);
     }
   }
 

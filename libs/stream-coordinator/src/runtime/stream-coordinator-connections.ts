@@ -1,6 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { closeConnection } from '../redis/close-connection.js';
 import { createRedisConnection } from '../redis/create-redis-connection.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 
@@ -59,18 +60,11 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
     return connection;
   }
 
+  /** Closes every connection still open (see {@link closeConnection}: never waits long). */
   async onApplicationShutdown(): Promise<void> {
     const all = [...this.owned];
     this.owned.clear();
     this.command = undefined;
-    await Promise.allSettled(
-      all.map(async (c) => {
-        try {
-          await c.quit();
-        } catch {
-          c.disconnect();
-        }
-      }),
-    );
+    await Promise.allSettled(all.map((c) => closeConnection(c)));
   }
 }

@@ -1,0 +1,34 @@
+import type { RedisConnection } from './redis-connection.types.js';
+
+/** How long a graceful `QUIT` may take before the connection is dropped. */
+export const QUIT_TIMEOUT_MS = 1000;
+
+/**
+ * Closes `connection`: a `QUIT` when it is ready (waiting at most `quitTimeoutMs` for the
+ * answer), then a disconnect in every case. A connection that is not ready is only disconnected:
+ * a `QUIT` would wait in its offline queue, and one that ioredis left in `reconnecting` after an
+ * earlier `disconnect()` never gets ready again.
+ *
+ * @internal
+ */
+export async function closeConnection(
+  connection: RedisConnection,
+  quitTimeoutMs = QUIT_TIMEOUT_MS,
+): Promise<void> {
+  if (connection.status !== 'ready') {
+    connection.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      connection.quit().catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, quitTimeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    connection.disconnect();
+  }
+}
