@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
+import type { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import {
   createRedisConnection,
   type RedisConnection,
@@ -13,6 +14,8 @@ import {
   testShard,
   useReaders,
   waitFor,
+  type TestReaderOptions,
+  type TestShard,
 } from './data-plane-fixtures.js';
 
 const redisPort = (): number => Number(new URL(redisUrl()).port || 6379);
@@ -29,11 +32,18 @@ describe('ShardReader: network failures', () => {
     proxies.push(started);
     return started;
   };
-
-  it('watchdog: a black-holed connection in a blocking read is noticed within blockMs + grace and replaced', async () => {
-    const shard = testShard(prefix, 'orders', 0);
+  /**
+   * A started reader of shard `index` (granted to `m` in group `g`, `prefilled` entries in it)
+   * whose connections go through a new proxy; `seen` collects the handled `seq`s in order.
+   */
+  const proxiedReader = async (
+    index: number,
+    prefilled: number,
+    options: Partial<TestReaderOptions> = {},
+  ): Promise<{ shard: TestShard; p: TcpProxy; seen: number[]; reader: ShardReader }> => {
+    const shard = testShard(prefix, 'orders', index);
     await grant(redis(), shard, 'g', 'm');
-    await fill(redis(), shard.key, 3);
+    if (prefilled > 0) await fill(redis(), shard.key, prefilled);
     const p = await proxy();
     const seen: number[] = [];
     const reader = newReader({
@@ -41,11 +51,18 @@ describe('ShardReader: network failures', () => {
       group: 'g',
       memberId: 'm',
       url: p.url,
-      blockMs: 300,
-      watchdogGraceMs: 300,
       handle: async (m) => void seen.push(seqOf(m.payload)),
+      ...options,
     });
     reader.start();
+    return { shard, p, seen, reader };
+  };
+
+  it('watchdog: a black-holed connection in a blocking read is noticed within blockMs + grace and replaced', async () => {
+    const { shard, p, seen, reader } = await proxiedReader(0, 3, {
+      blockMs: 300,
+      watchdogGraceMs: 300,
+    });
     await waitFor(() => seen.length === 3, 'first entries handled');
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
     expect(reader.counters.connectionsCreated).toBe(1);
@@ -107,22 +124,11 @@ describe('ShardReader: network failures', () => {
     // ioredis drops the commands a closed connection left unanswered when it reconnects (reader
     // connections never resend them), so their promises never settle: without listening to the
     // connection's `close`, the reader sat in its dead read until blockMs + grace (10 s here).
-    const shard = testShard(prefix, 'orders', 3);
-    await grant(redis(), shard, 'g', 'm');
-    await fill(redis(), shard.key, 2);
-    const p = await proxy();
-    const seen: number[] = [];
-    const reader = newReader({
-      shard,
-      group: 'g',
-      memberId: 'm',
-      url: p.url,
+    const { shard, p, seen, reader } = await proxiedReader(3, 2, {
       blockMs: 5000,
       watchdogGraceMs: 5000,
       reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 50 },
-      handle: async (m) => void seen.push(seqOf(m.payload)),
     });
-    reader.start();
     await waitFor(() => seen.length === 2, 'first entries handled');
     await waitFor(
       async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'),
@@ -139,20 +145,10 @@ describe('ShardReader: network failures', () => {
   });
 
   it('connections reset again and again: the reader keeps the shard and handles every entry once, in order', async () => {
-    const shard = testShard(prefix, 'orders', 1);
-    await grant(redis(), shard, 'g', 'm');
-    const p = await proxy();
-    const seen: number[] = [];
-    const reader = newReader({
-      shard,
-      group: 'g',
-      memberId: 'm',
-      url: p.url,
+    const { shard, p, seen, reader } = await proxiedReader(1, 0, {
       batchSize: 50,
       reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 50 },
-      handle: async (m) => void seen.push(seqOf(m.payload)),
     });
-    reader.start();
     const total = 2000;
     let cuts = 0;
     const cutter = setInterval(() => {
