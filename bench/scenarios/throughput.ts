@@ -201,7 +201,7 @@ async function runCase(
  * How many unmeasured drains per side let every one of `processes` processes read the profile's
  * warm-up batches of `batchSize` (at least one drain).
  */
-export function warmupDrains(profile: BenchProfile, processes: number, batchSize: number): number {
+function warmupDrains(profile: BenchProfile, processes: number, batchSize: number): number {
   const messages = profile.warmupBatchesPerProcess * batchSize * processes;
   return Math.max(1, Math.ceil(messages / profile.messages));
 }

@@ -47,11 +47,8 @@ interface PendingCall {
   readonly timeoutMs: number;
   readonly abortable: boolean;
   readonly connection: RedisConnection;
-  /**
-   * Settles the call with `error` (if it has not settled yet) and, unless `keepConnection`,
-   * drops its connection.
-   */
-  readonly abandon: (error: Error, keepConnection?: boolean) => void;
+  /** Settles the call with `error` (if it has not settled yet) and drops its connection. */
+  readonly abandon: (error: Error) => void;
 }
 
 /**
@@ -125,11 +122,11 @@ export class ReaderConnection {
         timeoutMs,
         abortable,
         connection,
-        abandon: (error, keepConnection = false) => {
+        abandon: (error) => {
           if (settled) return;
           settled = true;
           this.calls.delete(call);
-          if (!keepConnection) this.drop(connection);
+          this.drop(connection);
           reject(error);
         },
       };
@@ -187,14 +184,15 @@ export class ReaderConnection {
   }
 
   /**
-   * `connection` closed: the calls in flight on it will never be answered. The connection itself
-   * is kept (ioredis emits `close` after it has scheduled the reconnect; see {@link drop}): the
-   * next call waits in its offline queue until it is back, or fails and the reader backs off.
+   * `connection` closed: the calls in flight on it will never be answered. ioredis emits `close`
+   * after it has scheduled the reconnect, so {@link drop} keeps the connection (`reconnecting`):
+   * the next call waits in its offline queue until it is back, or fails and the reader backs off.
+   * Only a connection ioredis gave up on (`end`) is replaced.
    */
   private closed(connection: RedisConnection): void {
     // (deleting from a Set while iterating it is safe: abandon() removes the call)
     for (const call of this.calls) {
-      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError(), true);
+      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError());
     }
   }
 

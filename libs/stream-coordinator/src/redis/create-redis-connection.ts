@@ -37,9 +37,10 @@ export interface CreateRedisConnectionExtras {
  * whose reply was lost with the connection is not sent again after the reconnect
  * (`autoResendUnfulfilledCommands: false`). A resent `XREADGROUP … >` would read the entries
  * after the ones the lost reply carried (those stay pending, unseen) and the reader would handle
- * the later entries first. Unsent, the call stays unanswered until the reader's watchdog ends it;
- * the reader then goes through its claim phase, which takes the pending entries back in id order
- * before any new read.
+ * the later entries first. Unsent, the call would never be answered: the reader ends it as soon
+ * as the connection reports `close` (or at its watchdog when the socket just goes quiet), then
+ * goes through its claim phase, which takes the pending entries back in id order before any new
+ * read.
  *
  * Readers also speak RESP2 (`protocol: 2`; ioredis 6 defaults to RESP3). Their replies are the
  * same either way (ioredis maps RESP3 replies onto the RESP2 shapes), but ioredis decodes an
