@@ -7,6 +7,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  *   `resume()`). New connections are accepted and held the same way.
  * - `resume()` — forwarding again.
  * - `cutAll()` — destroys every proxied connection (both sides), like a reset.
+ * - `cutOnNextRequest()` — the next bytes a client sends are not forwarded: their connection is
+ *   destroyed instead (a reset while that command is in flight, its reply never arriving).
  * - `close()` — cuts everything and stops listening.
  * - `latencyMs` — one-way delay added to every chunk (order kept), to emulate a network.
  */
@@ -17,6 +19,7 @@ export class TcpProxy {
   /** One-way delay added to every chunk, in ms (0 = forward at once). */
   latencyMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
+  private cutPending = false;
 
   private constructor(
     private readonly server: Server,
@@ -76,6 +79,11 @@ export class TcpProxy {
     this.pairs.clear();
   }
 
+  /** Resets the connection that sends the next request, instead of forwarding that request. */
+  cutOnNextRequest(): void {
+    this.cutPending = true;
+  }
+
   close(): Promise<void> {
     this.cutAll();
     return new Promise((resolve) => this.server.close(() => resolve()));
@@ -96,6 +104,11 @@ export class TcpProxy {
       [upstream, client],
     ] as const) {
       from.on('data', (chunk: Buffer) => {
+        if (from === client && this.cutPending) {
+          this.cutPending = false;
+          teardown();
+          return;
+        }
         if (this.latencyMs > 0) {
           setTimeout(() => to.write(chunk), this.latencyMs);
           return;

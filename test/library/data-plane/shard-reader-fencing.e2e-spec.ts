@@ -268,8 +268,20 @@ describe('fenced scripts called directly', () => {
       [ids[0], 2],
       [ids[1], 2],
     ]);
+    // re-reading its own pending entries is no delivery, unless it is the one last handed out
+    const reread = await me.claim(connection, '0-0', 10);
+    expect(reread.entries.map((e) => [e[0].toString(), e[2]])).toEqual([
+      [ids[0], 2],
+      [ids[1], 2],
+    ]);
+    const handed = await me.claim(connection, '0-0', 1, { id: ids[0] as string, deliveryCount: 2 });
+    expect(handed.cursor).toBe(ids[1]);
+    expect(handed.entries.map((e) => [e[0].toString(), e[2]])).toEqual([[ids[0], 3]]);
+    // a handed entry whose count moved on since (a redelivery whose reply was lost) keeps it
+    const moved = await me.claim(connection, '0-0', 10, { id: ids[0] as string, deliveryCount: 2 });
+    expect(moved.entries.map((e) => e[2])).toEqual([3, 2]);
     const again = await me.redeliver(connection, ids[0] as string);
-    expect(again?.[2]).toBe(3);
+    expect(again?.[2]).toBe(4);
     // our own pending entries must be acked before reading: otherwise they are orphans
     expect(await me.ackBeforeRead(connection, [ids[1] as string])).toBe(ORPHANS_PENDING);
     expect(await me.ackBeforeRead(connection, [ids[0] as string])).toBe(1);

@@ -68,9 +68,20 @@ export class ShardCommands {
     return reply === 'NOGATE' ? 'no-gate' : 'ready';
   }
 
-  /** Fence check, then take over up to `count` pending entries from `cursor` (XAUTOCLAIM). */
-  async claim(connection: RedisConnection, cursor: string, count: number): Promise<ClaimReply> {
-    const reply = (await this.run(connection, CLAIM_SCRIPT, [cursor, count], true)) as [
+  /**
+   * Fence check, then take over up to `count` pending entries from `cursor` (the `claim`
+   * script). An entry pending on another consumer counts a new delivery; one pending on this
+   * member does not, unless it is `handed` (the entry last handed to the handler, at the
+   * delivery count it had then): re-reading what the handler never saw is not a delivery.
+   */
+  async claim(
+    connection: RedisConnection,
+    cursor: string,
+    count: number,
+    handed?: { readonly id: string; readonly deliveryCount: number },
+  ): Promise<ClaimReply> {
+    const args = [cursor, count, handed?.id ?? '', handed?.deliveryCount ?? 0];
+    const reply = (await this.run(connection, CLAIM_SCRIPT, args, true)) as [
       Buffer,
       RawStreamEntry[],
       Buffer[],

@@ -60,7 +60,7 @@ type Phase = 'group' | 'claim' | 'read';
  *
  * Life cycle: {@link start} → wait until the shard's fence names this member and its read gate
  * is open, and make sure the consumer group exists → take over the pending entries earlier owners
- * left (XAUTOCLAIM, in id order, handled before anything new) → read new entries until
+ * left (the `claim` script, in id order, handled before anything new) → read new entries until
  * {@link stop} or until the shard is lost. Each read turn is one round trip: the fenced ack of the
  * batch handled last (Lua, returns an integer) and, right behind it on the same connection, one
  * plain `XREADGROUP … BLOCK <blockMs> STREAMS <gate> <shard> > >` (no Lua: Redis hands the
@@ -311,7 +311,10 @@ export class ShardReader {
     let cursor = '0-0';
     do {
       if (this.acks.length > 0) await this.flushAcks();
-      const reply = await this.call((c) => this.commands.claim(c, cursor, this.options.batchSize));
+      const handed = this.runner.lastHanded;
+      const reply = await this.call((c) =>
+        this.commands.claim(c, cursor, this.options.batchSize, handed),
+      );
       if (reply.deletedIds.length > 0) {
         this.counters.missing += reply.deletedIds.length;
         this.options.logger.warn(
