@@ -9,7 +9,7 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { CompiledRouting } from './compiled-routing.js';
 import { PublishArgumentError } from './errors/publish-argument.error.js';
 import { PublishError } from './errors/publish.error.js';
-import { RoutingFetchError } from './errors/routing.error.js';
+import { InvalidRoutingError, RoutingFetchError } from './errors/routing.error.js';
 import { StaleRoutingError } from './errors/stale-routing.error.js';
 import type {
   PublishBatchOptions,
@@ -117,7 +117,11 @@ export class StreamPublisher {
    * chunks, in order), shards in parallel. Resolves to the entry ids in input order. Per key,
    * messages are appended in input order.
    *
-   * @throws as {@link publish}; a PublishError carries the ids of the messages that were written.
+   * @throws as {@link publish}. Once the messages are encoded, every error it throws —
+   *   PublishError, StaleRoutingError, RoutingFetchError, InvalidRoutingError — carries
+   *   `publishedIds`: per input message, the id it was written with, or `undefined` when it was
+   *   not (or may not have been) written. A caller that retries sends only the `undefined` ones,
+   *   or it duplicates what other shards took before the failure.
    */
   async publishBatch(
     stream: string,
@@ -137,7 +141,12 @@ export class StreamPublisher {
     const ids: Array<string | undefined> = Array.from({ length: messages.length }, () => undefined);
     let pending = encoded.map((_, index) => index);
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
+      let routing: CompiledRouting;
+      try {
+        routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
+      } catch (error) {
+        throw withPublishedIds(error, ids);
+      }
       const groups = new Map<string, number[]>();
       for (const index of pending) {
         const shardKey = routing.shardKeyFor((encoded[index] as Encoded)[0]);
@@ -162,7 +171,7 @@ export class StreamPublisher {
       }
       if (stale.length === 0) break;
       pending = stale.sort((a, b) => a - b);
-      await this.afterStale(stream, routing, attempt, staleKey, staleError);
+      await this.afterStale(stream, routing, attempt, staleKey, staleError, ids);
     }
     return ids as string[];
   }
@@ -198,10 +207,15 @@ export class StreamPublisher {
     attempt: number,
     shardKey: string,
     error: unknown,
+    publishedIds?: ReadonlyArray<string | undefined>,
   ): Promise<void> {
     this.routing.invalidate(stream, routing.routingEpoch);
-    if (attempt >= this.maxAttempts)
-      throw new StaleRoutingError(stream, attempt, shardKey, { cause: error });
+    if (attempt >= this.maxAttempts) {
+      throw new StaleRoutingError(stream, attempt, shardKey, {
+        cause: error,
+        publishedIds: publishedIds === undefined ? [] : [...publishedIds],
+      });
+    }
     // The first retry goes at once: the coordinator published the new layout before it closed
     // the old shards, so a refresh normally fixes it.
     await sleep((attempt - 1) * this.retryDelayMs);
@@ -256,6 +270,24 @@ export class StreamPublisher {
     }
     return [key, encodedPayload, encodedHeaders];
   }
+}
+
+/**
+ * `error` (from fetching routing during a batch) as the same error carrying a copy of `ids`, the
+ * batch's ids so far; any other error as it is.
+ */
+function withPublishedIds(error: unknown, ids: ReadonlyArray<string | undefined>): unknown {
+  if (error instanceof RoutingFetchError) {
+    const copy = new RoutingFetchError(error.stream, error.cause, [...ids]);
+    copy.stack = error.stack;
+    return copy;
+  }
+  if (error instanceof InvalidRoutingError) {
+    const copy = new InvalidRoutingError(error.stream, error.problem, [...ids]);
+    copy.stack = error.stack;
+    return copy;
+  }
+  return error;
 }
 
 function isStale(error: unknown): boolean {

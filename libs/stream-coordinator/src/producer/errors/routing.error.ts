@@ -10,6 +10,11 @@ export class RoutingFetchError extends Error {
   constructor(
     readonly stream: string,
     cause: unknown,
+    /**
+     * From `publishBatch`: the ids of the messages written before routing failed, in input order
+     * (`undefined` for the ones that were not). Retry only those; the others are in the stream.
+     */
+    readonly publishedIds: ReadonlyArray<string | undefined> = [],
   ) {
     super(
       `Could not fetch routing for stream ${stream} from the coordinator: ${cause instanceof Error ? cause.message : String(cause)}`,
@@ -29,7 +34,10 @@ export class InvalidRoutingError extends Error {
 
   constructor(
     readonly stream: string,
-    problem: string,
+    /** What is wrong with the metadata. */
+    readonly problem: string,
+    /** From `publishBatch`: as {@link RoutingFetchError.publishedIds}. */
+    readonly publishedIds: ReadonlyArray<string | undefined> = [],
   ) {
     super(`Routing metadata of stream ${stream} is invalid: ${problem}`);
   }
