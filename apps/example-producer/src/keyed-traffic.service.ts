@@ -135,7 +135,10 @@ export class KeyedTrafficService implements OnApplicationBootstrap, BeforeApplic
       this.lastError = error instanceof Error ? error.message : String(error);
       if (this.consecutiveErrors === 1)
         this.logger.warn(`publish failed, retrying: ${this.lastError}`);
-      await this.pause(Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.consecutiveErrors, 6)));
+      // full jitter: producers that failed together do not retry in lockstep
+      await this.pause(
+        Math.random() * Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.consecutiveErrors, 6)),
+      );
     }
   }
 

@@ -286,6 +286,25 @@ describe('StreamPublisher', () => {
     await check(fetchError);
   });
 
+  it('stale retries draw their delays from the injected random source (full jitter)', async () => {
+    const routing = layout(keys, 'jitter', 1, [0]);
+    await setShardState(redis(), keys.shardKey('jitter', 0), 'closed');
+    let draws = 0;
+    const publisher = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(new FakeRoutingSource(routing)),
+      maxAttempts: 3,
+      // a ceiling of a minute per retry: only the draw of 0 makes this test end in time
+      retryDelayMs: 60_000,
+      random: () => {
+        draws++;
+        return 0;
+      },
+    });
+    await expect(publisher.publish('jitter', 'k', {})).rejects.toBeInstanceOf(StaleRoutingError);
+    expect(draws).toBe(2);
+  });
+
   it('applies the trimming policy (MAXLEN exact and approximate, MINID)', async () => {
     const routing = layout(keys, 'trim', 1, [0]);
     await openAll(routing);

@@ -251,7 +251,7 @@ export class MessageRunner {
       return 'ack';
     }
     if (signal.aborted) return 'stop';
-    const delay = backoffDelay(options.retry, message.deliveryCount);
+    const delay = backoffDelay(options.retry, message.deliveryCount, options.random);
     this.ctx.touch(delay);
     if (!(await sleep(delay, signal))) return 'stop';
     counters.retried++;

@@ -81,6 +81,7 @@ type Phase = 'group' | 'claim' | 'read';
  *   is read or acknowledged; the reader reports the shard lost through `onLost`;
  * - a failing message is retried with backoff (each retry is a Redis delivery, via XCLAIM)
  *   until `maxDeliveries`, then dead-lettered and acknowledged; an undecodable one at once;
+ *   every delay of the reader is drawn with full jitter from [0, its capped exponential];
  * - Redis errors never end the reader: it keeps the shard, backs off, recreates its connection
  *   when needed (a call ends at once when its connection closes, and a watchdog replaces a
  *   connection whose call does not answer in time), and re-runs the claim phase so no entry
@@ -267,7 +268,7 @@ export class ShardReader {
       if (refusals === 1 || refusals % 50 === 0) {
         this.options.logger.debug?.(`${this.label}: waiting for ${waitingFor}`);
       }
-      const delay = backoffDelay(this.options.acquireBackoff, refusals);
+      const delay = backoffDelay(this.options.acquireBackoff, refusals, this.options.random);
       this.touch(delay);
       await sleep(delay, this.abort.signal);
     }
@@ -486,7 +487,11 @@ export class ShardReader {
       this.options.logger.warn(text);
     else this.options.logger.debug?.(text);
     if (this.connection.isEnded() || this.consecutiveErrors % 3 === 0) this.connection.drop();
-    const delay = backoffDelay(this.options.reconnectBackoff, this.consecutiveErrors);
+    const delay = backoffDelay(
+      this.options.reconnectBackoff,
+      this.consecutiveErrors,
+      this.options.random,
+    );
     this.touch(delay);
     await sleep(delay, this.abort.signal);
   }

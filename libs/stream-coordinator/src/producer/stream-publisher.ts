@@ -1,4 +1,4 @@
-import { sleep } from '../data-plane/backoff.js';
+import { fullJitter, sleep, type RandomSource } from '../data-plane/backoff.js';
 import { encodeHeaders } from '../data-plane/entry-codec.js';
 import { JSON_PAYLOAD_SERIALIZER } from '../data-plane/json-payload.serializer.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
@@ -34,8 +34,14 @@ export interface StreamPublisherOptions {
   serializer?: PayloadSerializer;
   /** Attempts per publish when shards refuse with STALE_ROUTING. Default 5. */
   maxAttempts?: number;
-  /** Delay before the n-th retry is `n × retryDelayMs`. Default 50 ms. */
+  /**
+   * Backoff step: the n-th retry after a refusal waits up to `(n − 1) × retryDelayMs` (the
+   * first goes at once), a failed routing fetch up to `n × max(retryDelayMs, 100 ms)`; each
+   * delay is drawn with full jitter from [0, that]. Default 50 ms.
+   */
   retryDelayMs?: number;
+  /** Random source of the jitter, values in [0, 1). Default `Math.random` (tests inject one). */
+  random?: RandomSource;
 }
 
 /** Entries per script call; a shard's chunks are written one after another (order kept). */
@@ -59,6 +65,7 @@ export class StreamPublisher {
   private readonly serializer: PayloadSerializer;
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
+  private readonly random: RandomSource;
 
   constructor(options: StreamPublisherOptions) {
     this.connection = options.connection;
@@ -66,6 +73,7 @@ export class StreamPublisher {
     this.serializer = options.serializer ?? JSON_PAYLOAD_SERIALIZER;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.retryDelayMs = options.retryDelayMs ?? 50;
+    this.random = options.random ?? Math.random;
     if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
       throw new PublishArgumentError(
         `maxAttempts must be a positive integer, got ${String(this.maxAttempts)}`,
@@ -218,7 +226,7 @@ export class StreamPublisher {
     }
     // The first retry goes at once: the coordinator published the new layout before it closed
     // the old shards, so a refresh normally fixes it.
-    await sleep((attempt - 1) * this.retryDelayMs);
+    await sleep(fullJitter((attempt - 1) * this.retryDelayMs, this.random));
   }
 
   /**
@@ -238,7 +246,7 @@ export class StreamPublisher {
         ) {
           throw error;
         }
-        await sleep(attempt * Math.max(this.retryDelayMs, 100));
+        await sleep(fullJitter(attempt * Math.max(this.retryDelayMs, 100), this.random));
       }
     }
   }
