@@ -10,6 +10,7 @@ import {
 import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import {
+  consumers,
   deferred,
   fill,
   gateOf,
@@ -179,7 +180,7 @@ describe('fenced scripts called directly', () => {
     });
     const after = await pending(redis(), shard.key, 'g');
     expect(after.map((p) => [p[0], p[1], p[3]])).toEqual(ids.map((id) => [id, 'owner', 1]));
-    expect(await consumersOf(redis(), shard.key, 'g')).toEqual(['owner']);
+    expect((await consumers(redis(), shard.key, 'g')).map(([name]) => name)).toEqual(['owner']);
     // …and the entries it was refused are still there for the owner
     expect((await owner.read(connection, 10)).map((e) => e[0].toString())).toEqual(more);
 
@@ -329,10 +330,4 @@ async function groupInfo(
     if (record.name === group) return record;
   }
   return null;
-}
-
-/** Consumer names of `group` on `key`. */
-async function consumersOf(redis: Redis, key: string, group: string): Promise<string[]> {
-  const consumers = (await redis.xinfo('CONSUMERS', key, group)) as unknown[][];
-  return consumers.map((flat) => String(flat[1]));
 }

@@ -9,6 +9,7 @@ import { ACQUIRE_SCRIPT } from './scripts/acquire.script.js';
 import { joinEntryIds } from './scripts/fence-check.lua.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
+import { RELEASE_CONSUMER_SCRIPT } from './scripts/release-consumer.script.js';
 import { ShardReadRefusedError } from './shard-read-refused.error.js';
 
 /** Every fenced data-plane script. @publicApi */
@@ -18,6 +19,7 @@ export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   ACK_BEFORE_READ_SCRIPT,
   ACK_SCRIPT,
   REDELIVER_SCRIPT,
+  RELEASE_CONSUMER_SCRIPT,
 ];
 
 /** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
@@ -168,6 +170,21 @@ export class ShardCommands {
     const reply = (await this.run(connection, REDELIVER_SCRIPT, [id], true)) as
       [1, Buffer, Buffer[], number] | [0];
     return reply[0] === 1 ? [reply[1], reply[2], reply[3]] : null;
+  }
+
+  /**
+   * Removes this member's consumer from the shard's consumer group unless entries are pending on
+   * it (see the `releaseConsumer` script; not fenced). Resolves `deleted`, `kept` (entries
+   * pending), or `no-group`.
+   */
+  async releaseConsumer(connection: RedisConnection): Promise<'deleted' | 'kept' | 'no-group'> {
+    const reply = await runScript(
+      connection,
+      RELEASE_CONSUMER_SCRIPT,
+      [this.key, this.group, this.memberId],
+      false,
+    );
+    return reply === 1 ? 'deleted' : reply === 0 ? 'kept' : 'no-group';
   }
 
   private async run(

@@ -52,6 +52,9 @@ function uncorkSockets(corked: readonly Corkable[]): void {
   for (const socket of corked) socket.uncork();
 }
 
+/** Longest a stopping reader waits to remove its consumer from the group. */
+const RELEASE_CONSUMER_TIMEOUT_MS = 1000;
+
 /** Where the read loop resumes after an error. */
 type Phase = 'group' | 'claim' | 'read';
 
@@ -514,6 +517,7 @@ export class ShardReader {
         );
       }
     }
+    await this.releaseConsumer();
     await this.connection.close();
     const lost = this.lost;
     this.currentStatus = lost === undefined ? 'stopped' : 'lost';
@@ -527,6 +531,32 @@ export class ShardReader {
       this.options.onLost?.(lost);
     } catch (error) {
       this.options.logger.error(`${this.label}: onLost callback threw: ${toError(error).message}`);
+    }
+  }
+
+  /**
+   * On the way out: removes this member's consumer from the shard's consumer group if nothing is
+   * pending on it (entries left pending keep it, for the next owner to claim). Best effort: a
+   * consumer left behind is cleaned up by a later stop of this member, or stays as an empty one.
+   * Skipped while Redis calls fail (stopping must not wait for Redis to come back), and bounded
+   * to one second.
+   */
+  private async releaseConsumer(): Promise<void> {
+    if (this.consecutiveErrors > 0 || this.connection.isDown()) return;
+    try {
+      const outcome = await this.guarded(
+        (c) => this.commands.releaseConsumer(c),
+        Math.min(RELEASE_CONSUMER_TIMEOUT_MS, this.options.watchdogGraceMs),
+      );
+      if (outcome === 'kept') {
+        this.options.logger.debug?.(
+          `${this.label}: consumer ${this.options.memberId} kept (entries are pending on it)`,
+        );
+      }
+    } catch (error) {
+      this.options.logger.debug?.(
+        `${this.label}: could not remove consumer ${this.options.memberId} from group ${this.options.group}: ${toError(error).message}`,
+      );
     }
   }
 
