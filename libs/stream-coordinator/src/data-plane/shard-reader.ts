@@ -544,7 +544,8 @@ export class ShardReader {
   private async releaseConsumer(): Promise<void> {
     if (this.consecutiveErrors > 0 || this.connection.isDown()) return;
     try {
-      const outcome = await this.guarded(
+      // (not through the watchdog's counters and hooks: this is no read-path failure)
+      const outcome = await this.connection.run(
         (c) => this.commands.releaseConsumer(c),
         Math.min(RELEASE_CONSUMER_TIMEOUT_MS, this.options.watchdogGraceMs),
       );
