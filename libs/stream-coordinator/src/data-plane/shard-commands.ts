@@ -22,6 +22,18 @@ export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   RELEASE_CONSUMER_SCRIPT,
 ];
 
+/** What the reader tells {@link ShardCommands.claim} about the entries pending on its member. */
+export interface ClaimContext {
+  /** The entry last handed to the handler, at the delivery count it was handed with. */
+  readonly handed?: { readonly id: string; readonly deliveryCount: number };
+  /**
+   * Entries pending on this member from this id on were not taken over by the current reader
+   * yet (an earlier reader of the same member id left them): taking them is a new delivery.
+   * `'0-0'` before the reader's first claim; absent once its first claim pass went through.
+   */
+  readonly foreignFrom?: string;
+}
+
 /** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
 export const ORPHANS_PENDING = -1;
 
@@ -72,17 +84,18 @@ export class ShardCommands {
 
   /**
    * Fence check, then take over up to `count` pending entries from `cursor` (the `claim`
-   * script). An entry pending on another consumer counts a new delivery; one pending on this
-   * member does not, unless it is `handed` (the entry last handed to the handler, at the
-   * delivery count it had then): re-reading what the handler never saw is not a delivery.
+   * script). Taking an entry counts a new delivery, except an entry pending on this member that
+   * the current reader took or read and never handed to the handler (see {@link ClaimContext}):
+   * re-reading what the handler never saw is not a delivery.
    */
   async claim(
     connection: RedisConnection,
     cursor: string,
     count: number,
-    handed?: { readonly id: string; readonly deliveryCount: number },
+    context: ClaimContext = {},
   ): Promise<ClaimReply> {
-    const args = [cursor, count, handed?.id ?? '', handed?.deliveryCount ?? 0];
+    const { handed, foreignFrom } = context;
+    const args = [cursor, count, handed?.id ?? '', handed?.deliveryCount ?? 0, foreignFrom ?? ''];
     const reply = (await this.run(connection, CLAIM_SCRIPT, args, true)) as [
       Buffer,
       RawStreamEntry[],

@@ -125,6 +125,12 @@ export class ShardReader {
   private progressDeadline = Number.POSITIVE_INFINITY;
   private consecutiveErrors = 0;
   private lost: ShardLostReason | undefined;
+  /**
+   * Entries pending on this member from this id on were left by an earlier reader of the same
+   * member id and not taken over by this one yet (see the `claim` script); `undefined` once
+   * its first claim pass went through.
+   */
+  private foreignFrom: string | undefined = '0-0';
 
   /** @throws ShardReaderOptionsError for invalid options. */
   constructor(options: ShardReaderOptions) {
@@ -316,9 +322,18 @@ export class ShardReader {
     do {
       if (this.acks.length > 0) await this.flushAcks();
       const handed = this.runner.lastHanded;
+      const foreignFrom = this.foreignFrom;
       const reply = await this.call((c) =>
-        this.commands.claim(c, cursor, this.options.batchSize, handed),
+        this.commands.claim(c, cursor, this.options.batchSize, {
+          ...(handed === undefined ? {} : { handed }),
+          ...(foreignFrom === undefined ? {} : { foreignFrom }),
+        }),
       );
+      // everything below the next cursor is now taken over by this reader (its first pass
+      // through the pending list makes the member's own entries its own)
+      if (foreignFrom !== undefined) {
+        this.foreignFrom = reply.cursor === '0-0' ? undefined : reply.cursor;
+      }
       if (reply.deletedIds.length > 0) {
         this.counters.missing += reply.deletedIds.length;
         this.options.logger.warn(

@@ -6,18 +6,25 @@ import { FENCE_CHECK_LUA } from './fence-check.lua.js';
  * order: earlier owners' entries and this member's own. A min-idle of 0 is safe because the
  * shard's ownership moved to this member through the fence.
  *
- * Delivery counts: an entry pending on another consumer is a new delivery (its count goes up by
- * one, as XAUTOCLAIM would). An entry pending on this member keeps its count — the reader comes
- * back here after every connection reset, and its unhandled tail must not be counted again each
- * time (a few resets in one batch dead-lettered entries the handler never saw) — except the one
- * the handler was last given, at the count it was given (`handedId`, `handedCount`): that try
- * happened, so re-reading it is a new delivery. Each entry is taken with `XCLAIM … RETRYCOUNT
- * <count>` (it sets the count instead of raising it; XAUTOCLAIM, and XREADGROUP reading its own
- * history, always raise it). An entry deleted or trimmed while pending is reported and acked
- * away (Redis ≥ 7.0 drops it from the PEL when XCLAIM finds it gone).
+ * Delivery counts: taking an entry is a new delivery (its count goes up by one, as XAUTOCLAIM
+ * would) unless it is this reader's own unhandled tail. The reader comes back here after every
+ * connection reset, and the entries it took or read but never handed to the handler must not
+ * be counted again each time (a few resets in one batch dead-lettered entries the handler never
+ * saw). So an entry pending on this member keeps its count, except:
+ * - the one the handler was last given, at the count it was given (`handedId`,
+ *   `handedCount`): that try happened (a redelivery whose reply was lost, already counted,
+ *   keeps its raised count), and any own entry below it (handed before it);
+ * - one at or above `foreignFrom`: pending on this member before the current reader took it
+ *   over — an earlier reader of the same member id (a member fenced and given the shard back,
+ *   a restarted process with a fixed member id) may have handed it, maybe to a handler that
+ *   crashed the process; not counting it would retry such an entry for ever.
+ * Each entry is taken with `XCLAIM … RETRYCOUNT <count>` (it sets the count instead of raising
+ * it; XAUTOCLAIM, and XREADGROUP reading its own history, always raise it). An entry deleted or
+ * trimmed while pending is reported and acked away (Redis ≥ 7.0 drops it from the PEL when
+ * XCLAIM finds it gone).
  *
  * KEYS: shard stream, meta hash. ARGV: group, memberId, cursor (inclusive; `0-0` to start),
- * count, handedId (`''`: none), handedCount.
+ * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none).
  * Reply: `[nextCursor, [[id, fields, deliveryCount], …], [deletedId, …]]`, `nextCursor` `0-0`
  * when the pending list has been gone through.
  */
@@ -25,7 +32,19 @@ export const CLAIM_SCRIPT: LuaScript = {
   name: 'rscClaim',
   numberOfKeys: 2,
   lua: `${FENCE_CHECK_LUA}
+local function part_less(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+-- stream ids in canonical form (no leading zeros): exact, past 2^53 too
+local function id_less(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  if am ~= bm then return part_less(am, bm) end
+  return part_less(as, bs)
+end
 local count = tonumber(ARGV[4])
+local handed, handedCount, foreignFrom = ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], '+', count + 1)
 local n = math.min(#pending, count)
 local cursor = '0-0'
@@ -33,7 +52,9 @@ if #pending > n then cursor = pending[n + 1][1] end
 local out, deleted = {}, {}
 for i = 1, n do
   local id, deliveries = pending[i][1], pending[i][4]
-  if pending[i][2] ~= ARGV[2] or (id == ARGV[5] and deliveries == tonumber(ARGV[6])) then
+  if pending[i][2] ~= ARGV[2]
+      or (foreignFrom ~= '' and not id_less(id, foreignFrom))
+      or (handed ~= '' and (id_less(id, handed) or (id == handed and deliveries == handedCount))) then
     deliveries = deliveries + 1
   end
   local entry = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'RETRYCOUNT', deliveries)[1]
