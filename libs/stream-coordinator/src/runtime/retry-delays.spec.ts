@@ -44,17 +44,24 @@ describe('member runtime retry delays (full jitter)', () => {
     );
   });
 
-  it('heartbeat: a refused one backs off within [0, max(interval, min(30 s, 1 s × 2^min(n, 5)))]', () => {
+  it('heartbeat: a refused one waits at least the interval, plus [0, min(30 s, 1 s × 2^min(n, 5))]', () => {
+    // a refused heartbeat (bad config, instance id held, group full) never goes again sooner
+    // than the heartbeat interval: the floor it had before jitter
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 500 }),
         fc.integer({ min: 1, max: 60_000 }),
         unit,
-        (failures, interval, r) => {
-          const ceiling = Math.max(interval, Math.min(30_000, 1000 * 2 ** Math.min(failures, 5)));
+        fleet,
+        (failures, interval, r, draws) => {
+          const backoff = Math.min(30_000, 1000 * 2 ** Math.min(failures, 5));
           const delay = heartbeatRetryDelay('refused', failures, interval, () => r);
-          expect(delay).toBeGreaterThanOrEqual(0);
-          expect(delay).toBeLessThanOrEqual(ceiling);
+          expect(delay).toBeGreaterThanOrEqual(interval);
+          expect(delay).toBeLessThanOrEqual(interval + backoff);
+          const delays = draws.map((d) =>
+            heartbeatRetryDelay('refused', failures, interval, () => d),
+          );
+          expect(new Set(delays).size).toBe(draws.length);
         },
       ),
     );

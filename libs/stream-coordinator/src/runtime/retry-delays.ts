@@ -15,7 +15,8 @@ export function memberIdRetryDelay(attempt: number, random: RandomSource = Math.
  * Before the next heartbeat after `failures` consecutive failures (1 = first) with heartbeat
  * interval `intervalMs`: a `transient` failure (coordinator unavailable, network) retries within
  * [0, min(interval, 50 ms × 2^min(failures, 6))]; a `refused` one (bad config, instance id
- * held, group full) backs off within [0, max(interval, min(30 s, 1 s × 2^min(failures, 5)))].
+ * held, group full) waits the interval — never sooner, as before jitter — plus
+ * [0, min(30 s, 1 s × 2^min(failures, 5))].
  */
 export function heartbeatRetryDelay(
   kind: 'transient' | 'refused',
@@ -23,9 +24,8 @@ export function heartbeatRetryDelay(
   intervalMs: number,
   random: RandomSource = Math.random,
 ): number {
-  const ceiling =
-    kind === 'transient'
-      ? Math.min(intervalMs, 50 * 2 ** Math.min(failures, 6))
-      : Math.max(intervalMs, Math.min(30_000, 1000 * 2 ** Math.min(failures, 5)));
-  return fullJitter(ceiling, random);
+  if (kind === 'refused') {
+    return intervalMs + fullJitter(Math.min(30_000, 1000 * 2 ** Math.min(failures, 5)), random);
+  }
+  return fullJitter(Math.min(intervalMs, 50 * 2 ** Math.min(failures, 6)), random);
 }
