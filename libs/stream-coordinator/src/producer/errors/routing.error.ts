@@ -1,10 +1,12 @@
+import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+
 /**
  * The routing metadata of a stream could not be fetched from the coordinator (the cause is
  * attached: an unknown stream, the coordinator unreachable, a rejected token…).
  *
  * @publicApi
  */
-export class RoutingFetchError extends Error {
+export class RoutingFetchError extends StreamCoordinatorError {
   override readonly name = 'RoutingFetchError';
 
   constructor(
@@ -29,7 +31,7 @@ export class RoutingFetchError extends Error {
  *
  * @publicApi
  */
-export class InvalidRoutingError extends Error {
+export class InvalidRoutingError extends StreamCoordinatorError {
   override readonly name = 'InvalidRoutingError';
 
   constructor(

@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+
 /**
  * A publish kept hitting closed (or removed) shards: every attempt, with routing refreshed from
  * the coordinator in between, was refused with `STALE_ROUTING`. Usually a reshard that has not
@@ -6,7 +8,7 @@
  *
  * @publicApi
  */
-export class StaleRoutingError extends Error {
+export class StaleRoutingError extends StreamCoordinatorError {
   override readonly name = 'StaleRoutingError';
 
   constructor(
