@@ -9,6 +9,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * - `cutAll()` — destroys every proxied connection (both sides), like a reset.
  * - `cutOnNextRequest()` — the next bytes a client sends are not forwarded: their connection is
  *   destroyed instead (a reset while that command is in flight, its reply never arriving).
+ * - `cutReplyTo(match)` — the next request `match` accepts is forwarded, and its connection is
+ *   destroyed when the reply comes back, instead of forwarding it (a reset after Redis ran the
+ *   command, its reply lost).
  * - `close()` — cuts everything and stops listening.
  * - `latencyMs` — one-way delay added to every chunk (order kept), to emulate a network.
  */
@@ -20,6 +23,7 @@ export class TcpProxy {
   latencyMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
   private cutPending = false;
+  private cutReplyMatch: ((request: Buffer) => boolean) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -84,6 +88,11 @@ export class TcpProxy {
     this.cutPending = true;
   }
 
+  /** Forwards the next request `match` accepts, then resets its connection instead of replying. */
+  cutReplyTo(match: (request: Buffer) => boolean): void {
+    this.cutReplyMatch = match;
+  }
+
   close(): Promise<void> {
     this.cutAll();
     return new Promise((resolve) => this.server.close(() => resolve()));
@@ -94,6 +103,7 @@ export class TcpProxy {
     const upstream = connect(targetPort, targetHost);
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
+    let cutOnReply = false;
     const teardown = (): void => {
       this.pairs.delete(pair);
       client.destroy();
@@ -106,6 +116,13 @@ export class TcpProxy {
       from.on('data', (chunk: Buffer) => {
         if (from === client && this.cutPending) {
           this.cutPending = false;
+          teardown();
+          return;
+        }
+        if (from === client && this.cutReplyMatch?.(chunk) === true) {
+          this.cutReplyMatch = undefined;
+          cutOnReply = true;
+        } else if (from === upstream && cutOnReply) {
           teardown();
           return;
         }

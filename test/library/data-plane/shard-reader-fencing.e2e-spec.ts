@@ -345,6 +345,12 @@ describe('fenced scripts called directly', () => {
       handed: { id: ids[1] as string, deliveryCount: 1 },
     });
     expect(below.entries.map((e) => e[2])).toEqual([5, 4]);
+    // …except the first `maybeTaken` from `foreignFrom` (a claim whose reply was lost took them)
+    const lost = await me.claim(connection, '0-0', 10, {
+      foreignFrom: ids[0] as string,
+      maybeTaken: 1,
+    });
+    expect(lost.entries.map((e) => e[2])).toEqual([5, 5]);
     await redis().xclaim(shard.key, 'g', 'me', 0, ids[0] as string, 'RETRYCOUNT', 3);
     await redis().xclaim(shard.key, 'g', 'me', 0, ids[1] as string, 'RETRYCOUNT', 2);
     const again = await me.redeliver(connection, ids[0] as string);

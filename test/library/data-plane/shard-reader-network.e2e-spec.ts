@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import type { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
+import { CLAIM_SCRIPT } from '../../../libs/stream-coordinator/src/data-plane/scripts/index.js';
 import {
   createRedisConnection,
   type RedisConnection,
@@ -212,6 +214,40 @@ describe('ShardReader: network failures', () => {
     expect([...new Set(seen)].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // nothing the handler had not seen was counted as delivered again
     for (const [seq, seenCounts] of counts) expect(seenCounts, `seq ${seq}`).toEqual([1]);
+  });
+
+  it('a takeover claim whose reply is lost is not counted twice', async () => {
+    // The claim script ran (another member's entries moved here, counted once) but its reply
+    // was lost; the claim that follows must not count the takeover again.
+    const shard = testShard(prefix, 'orders', 7);
+    await grant(redis(), shard, 'g', 'm');
+    await redis().xgroup('CREATE', shard.key, 'g', '0', 'MKSTREAM');
+    await fill(redis(), shard.key, 3);
+    await redis().xreadgroup('GROUP', 'g', 'prev', 'COUNT', 10, 'STREAMS', shard.key, '>');
+    const p = await proxy();
+    const claimSha = createHash('sha1').update(CLAIM_SCRIPT.lua).digest('hex');
+    // (ioredis sends the script itself on a connection's first call, its sha after)
+    p.cutReplyTo((request) => request.includes(CLAIM_SCRIPT.lua) || request.includes(claimSha));
+    const counts: Array<[number, number]> = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      url: p.url,
+      reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 20 },
+      handle: async (m) => void counts.push([seqOf(m.payload), m.deliveryCount]),
+    });
+    reader.start();
+    await waitFor(
+      async () => counts.length >= 3 && (await pending(redis(), shard.key, 'g')).length === 0,
+      'the three entries handled and acked',
+    );
+    expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
+    expect(counts).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 2],
+    ]);
   });
 
   it('a reset while a failed entry is being retried still counts the try the handler made', async () => {

@@ -32,6 +32,11 @@ export interface ClaimContext {
    * `'0-0'` before the reader's first claim; absent once its first claim pass went through.
    */
   readonly foreignFrom?: string;
+  /**
+   * How many pending entries from `foreignFrom` on a claim of this reader may have taken
+   * already (its reply was lost): they are not counted again. 0 (default) otherwise.
+   */
+  readonly maybeTaken?: number;
 }
 
 /** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
@@ -94,8 +99,15 @@ export class ShardCommands {
     count: number,
     context: ClaimContext = {},
   ): Promise<ClaimReply> {
-    const { handed, foreignFrom } = context;
-    const args = [cursor, count, handed?.id ?? '', handed?.deliveryCount ?? 0, foreignFrom ?? ''];
+    const { handed, foreignFrom, maybeTaken } = context;
+    const args = [
+      cursor,
+      count,
+      handed?.id ?? '',
+      handed?.deliveryCount ?? 0,
+      foreignFrom ?? '',
+      maybeTaken ?? 0,
+    ];
     const reply = (await this.run(connection, CLAIM_SCRIPT, args, true)) as [
       Buffer,
       RawStreamEntry[],

@@ -3,7 +3,7 @@ import { backoffDelay, sleep } from './backoff.js';
 import { toError } from './dead-letter.js';
 import { FencedError } from './fenced.error.js';
 import { MessageRunner, type Outcome } from './message-runner.js';
-import type { RawStreamEntry } from './raw-entry.types.js';
+import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
 import { ORPHANS_PENDING, ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
@@ -131,6 +131,8 @@ export class ShardReader {
    * its first claim pass went through.
    */
   private foreignFrom: string | undefined = '0-0';
+  /** Pending entries from {@link foreignFrom} on that a claim whose reply was lost may have taken. */
+  private maybeTaken = 0;
 
   /** @throws ShardReaderOptionsError for invalid options. */
   constructor(options: ShardReaderOptions) {
@@ -323,16 +325,25 @@ export class ShardReader {
       if (this.acks.length > 0) await this.flushAcks();
       const handed = this.runner.lastHanded;
       const foreignFrom = this.foreignFrom;
-      const reply = await this.call((c) =>
-        this.commands.claim(c, cursor, this.options.batchSize, {
-          ...(handed === undefined ? {} : { handed }),
-          ...(foreignFrom === undefined ? {} : { foreignFrom }),
-        }),
-      );
+      const maybeTaken = this.maybeTaken;
+      let reply: ClaimReply;
+      try {
+        reply = await this.call((c) =>
+          this.commands.claim(c, cursor, this.options.batchSize, {
+            ...(handed === undefined ? {} : { handed }),
+            ...(foreignFrom === undefined ? {} : { foreignFrom, maybeTaken }),
+          }),
+        );
+      } catch (error) {
+        // it may have run, its reply lost: the entries it took are counted already
+        if (foreignFrom !== undefined) this.maybeTaken = this.options.batchSize;
+        throw error;
+      }
       // everything below the next cursor is now taken over by this reader (its first pass
       // through the pending list makes the member's own entries its own)
       if (foreignFrom !== undefined) {
         this.foreignFrom = reply.cursor === '0-0' ? undefined : reply.cursor;
+        this.maybeTaken = 0;
       }
       if (reply.deletedIds.length > 0) {
         this.counters.missing += reply.deletedIds.length;

@@ -17,14 +17,16 @@ import { FENCE_CHECK_LUA } from './fence-check.lua.js';
  * - one at or above `foreignFrom`: pending on this member before the current reader took it
  *   over — an earlier reader of the same member id (a member fenced and given the shard back,
  *   a restarted process with a fixed member id) may have handed it, maybe to a handler that
- *   crashed the process; not counting it would retry such an entry for ever.
+ *   crashed the process; not counting it would retry such an entry for ever. Except the first
+ *   `maybeTaken` pending entries from `foreignFrom` on: a claim of the current reader whose reply
+ *   was lost may have taken (and counted) them already.
  * Each entry is taken with `XCLAIM … RETRYCOUNT <count>` (it sets the count instead of raising
  * it; XAUTOCLAIM, and XREADGROUP reading its own history, always raise it). An entry deleted or
  * trimmed while pending is reported and acked away (Redis ≥ 7.0 drops it from the PEL when
  * XCLAIM finds it gone).
  *
  * KEYS: shard stream, meta hash. ARGV: group, memberId, cursor (inclusive; `0-0` to start),
- * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none).
+ * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none), maybeTaken.
  * Reply: `[nextCursor, [[id, fields, deliveryCount], …], [deletedId, …]]`, `nextCursor` `0-0`
  * when the pending list has been gone through.
  */
@@ -45,6 +47,15 @@ local function id_less(a, b)
 end
 local count = tonumber(ARGV[4])
 local handed, handedCount, foreignFrom = ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local maybeTakenTo = nil
+if foreignFrom ~= '' and tonumber(ARGV[8]) > 0 then
+  local lost = redis.call('XPENDING', KEYS[1], ARGV[1], foreignFrom, '+', tonumber(ARGV[8]))
+  if #lost > 0 then maybeTakenTo = lost[#lost][1] end
+end
+local function foreign(id)
+  if foreignFrom == '' or id_less(id, foreignFrom) then return false end
+  return not maybeTakenTo or id_less(maybeTakenTo, id)
+end
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], '+', count + 1)
 local n = math.min(#pending, count)
 local cursor = '0-0'
@@ -53,7 +64,7 @@ local out, deleted = {}, {}
 for i = 1, n do
   local id, deliveries = pending[i][1], pending[i][4]
   if pending[i][2] ~= ARGV[2]
-      or (foreignFrom ~= '' and not id_less(id, foreignFrom))
+      or foreign(id)
       or (handed ~= '' and (id_less(id, handed) or (id == handed and deliveries == handedCount))) then
     deliveries = deliveries + 1
   end
