@@ -207,6 +207,70 @@ describe('member metrics (prom-client)', () => {
     }
   });
 
+  it('removes the per-shard series of a shard this member no longer holds', async () => {
+    const registry = new Registry();
+    const m = await start({
+      module: { metrics: { registry, sampleIntervalMs: 200 } },
+      handle: async (message) => {
+        if (message.key.startsWith('bad')) throw new Error(`refusing ${message.key}`);
+      },
+      maxDeliveries: 2,
+    });
+    const group = m.runtime.status().group;
+    for (let i = 0; i < 20; i++) await m.producer.publish('orders', `good${i}`, { seq: i });
+    for (let i = 0; i < 6; i++) await m.producer.publish('orders', `bad${i}`, { seq: i });
+    const scrape = async (): Promise<Map<string, PromFamily>> =>
+      parsePrometheusText(await registry.metrics());
+    const perShard = [
+      'messages_handled_total',
+      'handler_failures_total',
+      'message_retries_total',
+      'messages_dead_lettered_total',
+      'shard_lag',
+      'shard_pending',
+    ].map((name) => `${P}${name}`);
+    /** Per family: the shards it has series for. */
+    const shardsOf = (s: Map<string, PromFamily>): Record<string, string[]> =>
+      Object.fromEntries(
+        perShard.map((name) => [
+          name,
+          [...new Set((s.get(name)?.samples ?? []).map((x) => x.labels.shard ?? ''))].sort(),
+        ]),
+      );
+    await until(
+      'series of both shards in every per-shard family',
+      async () => shardsOf(await scrape()),
+      (f) => Object.values(f).every((shards) => shards.join() === '0,1'),
+      20_000,
+    );
+    // a second member joins: one shard is revoked from the first
+    const other = await startObservedMember({
+      coordinatorUrl: coordinator.url,
+      redis: redisUrl(),
+      group,
+      memberId: `m-${n}-b`,
+      module: { metrics: { registry: new Registry() } },
+    });
+    try {
+      await until(
+        'one shard moved to the new member',
+        () => Promise.resolve(m.runtime.status().held.length),
+        (h) => h === 1,
+        20_000,
+      );
+      const kept = String(m.runtime.status().held[0]?.shard);
+      const after = await until(
+        "the released shard's series removed",
+        async () => shardsOf(await scrape()),
+        (f) => Object.values(f).every((shards) => shards.join() === kept),
+        10_000,
+      );
+      expect(Object.values(after).every((shards) => shards.join() === kept)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("uses prom-client's default registry when none is given, with the prefix, and unregisters on close", async () => {
     const m = await start({ module: { metrics: { prefix: 'myapp_rsc_' } } });
     expect(defaultRegistry.getSingleMetric('myapp_rsc_messages_handled_total')).toBeDefined();

@@ -7,6 +7,11 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  *   `resume()`). New connections are accepted and held the same way.
  * - `resume()` — forwarding again.
  * - `cutAll()` — destroys every proxied connection (both sides), like a reset.
+ * - `cutOnNextRequest()` — the next bytes a client sends are not forwarded: their connection is
+ *   destroyed instead (a reset while that command is in flight, its reply never arriving).
+ * - `cutReplyTo(match)` — the next request `match` accepts is forwarded, and its connection is
+ *   destroyed when the reply comes back, instead of forwarding it (a reset after Redis ran the
+ *   command, its reply lost).
  * - `close()` — cuts everything and stops listening.
  * - `latencyMs` — one-way delay added to every chunk (order kept), to emulate a network.
  */
@@ -17,6 +22,8 @@ export class TcpProxy {
   /** One-way delay added to every chunk, in ms (0 = forward at once). */
   latencyMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
+  private cutPending = false;
+  private cutReplyMatch: ((request: Buffer) => boolean) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -76,6 +83,16 @@ export class TcpProxy {
     this.pairs.clear();
   }
 
+  /** Resets the connection that sends the next request, instead of forwarding that request. */
+  cutOnNextRequest(): void {
+    this.cutPending = true;
+  }
+
+  /** Forwards the next request `match` accepts, then resets its connection instead of replying. */
+  cutReplyTo(match: (request: Buffer) => boolean): void {
+    this.cutReplyMatch = match;
+  }
+
   close(): Promise<void> {
     this.cutAll();
     return new Promise((resolve) => this.server.close(() => resolve()));
@@ -86,6 +103,7 @@ export class TcpProxy {
     const upstream = connect(targetPort, targetHost);
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
+    let cutOnReply = false;
     const teardown = (): void => {
       this.pairs.delete(pair);
       client.destroy();
@@ -96,6 +114,18 @@ export class TcpProxy {
       [upstream, client],
     ] as const) {
       from.on('data', (chunk: Buffer) => {
+        if (from === client && this.cutPending) {
+          this.cutPending = false;
+          teardown();
+          return;
+        }
+        if (from === client && this.cutReplyMatch?.(chunk) === true) {
+          this.cutReplyMatch = undefined;
+          cutOnReply = true;
+        } else if (from === upstream && cutOnReply) {
+          teardown();
+          return;
+        }
         if (this.latencyMs > 0) {
           setTimeout(() => to.write(chunk), this.latencyMs);
           return;

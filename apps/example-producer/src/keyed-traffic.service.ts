@@ -5,7 +5,13 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { PublishError, StreamProducer } from '@redis-stream-coordinator/nestjs';
+import {
+  InvalidRoutingError,
+  PublishError,
+  RoutingFetchError,
+  StaleRoutingError,
+  StreamProducer,
+} from '@redis-stream-coordinator/nestjs';
 import { KeyedOutbox } from './keyed-outbox.js';
 import type { ProducerConfig } from './producer-config.js';
 import { PRODUCER_CONFIG } from './producer.tokens.js';
@@ -112,7 +118,14 @@ export class KeyedTrafficService implements OnApplicationBootstrap, BeforeApplic
       this.lastError = null;
       this.consecutiveErrors = 0;
     } catch (error) {
-      const ids = error instanceof PublishError ? error.publishedIds : [];
+      // what was written before the failure is not published again
+      const ids =
+        error instanceof PublishError ||
+        error instanceof StaleRoutingError ||
+        error instanceof RoutingFetchError ||
+        error instanceof InvalidRoutingError
+          ? error.publishedIds
+          : [];
       this.outbox.settle(
         batch,
         batch.map((_, i) => ids[i] !== undefined),
@@ -122,7 +135,10 @@ export class KeyedTrafficService implements OnApplicationBootstrap, BeforeApplic
       this.lastError = error instanceof Error ? error.message : String(error);
       if (this.consecutiveErrors === 1)
         this.logger.warn(`publish failed, retrying: ${this.lastError}`);
-      await this.pause(Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.consecutiveErrors, 6)));
+      // full jitter: producers that failed together do not retry in lockstep
+      await this.pause(
+        Math.random() * Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.consecutiveErrors, 6)),
+      );
     }
   }
 

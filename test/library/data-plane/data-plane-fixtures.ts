@@ -147,6 +147,20 @@ export async function pending(
   >;
 }
 
+/** The consumers of `group` on `key`: `[name, pending]`. */
+export async function consumers(
+  redis: Redis,
+  key: string,
+  group: string,
+): Promise<Array<[string, number]>> {
+  const rows = (await redis.xinfo('CONSUMERS', key, group)) as unknown[][];
+  return rows.map((row) => {
+    const fields = new Map<string, unknown>();
+    for (let i = 0; i < row.length; i += 2) fields.set(String(row[i]), row[i + 1]);
+    return [String(fields.get('name')), Number(fields.get('pending'))];
+  });
+}
+
 /** What a test passes to create a reader: the test shard instead of stream/shard/key. */
 export type TestReaderOptions = Partial<Omit<ShardReaderOptions, 'shard'>> &
   Pick<ShardReaderOptions, 'handle' | 'memberId' | 'group'> & { shard: TestShard; url?: string };

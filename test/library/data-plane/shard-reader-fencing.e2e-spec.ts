@@ -10,6 +10,7 @@ import {
 import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import {
+  consumers,
   deferred,
   fill,
   gateOf,
@@ -80,6 +81,55 @@ describe('ShardReader: data-plane fencing', () => {
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked by B');
     await a.stop(); // after lost: resolves at once
     expect(a.status).toBe('lost');
+  });
+
+  it('a member given a shard back (same member id) counts the deliveries its earlier reader made', async () => {
+    // Regression: the claim phase kept the delivery count of every entry pending on the member
+    // itself. A member whose handler got it fenced (or, with a fixed member id, crashed its
+    // process) got the shard back and ran the same entry again at the same count — for ever,
+    // never dead-lettered. Only the current reader's own unhandled tail keeps its count.
+    const shard = testShard(prefix, 'orders', 3);
+    await grant(redis(), shard, 'g', 'A', 1);
+    await fill(redis(), shard.key, 2);
+    const gate = deferred();
+    const first: Array<[number, number]> = [];
+    const lost: ShardLostReason[] = [];
+    const a1 = newReader({
+      shard,
+      group: 'g',
+      memberId: 'A',
+      maxAckDelayMs: 0, // the ack of entry 0 goes at once: refused, so entry 1 is never handed
+      handle: async (m) => {
+        first.push([seqOf(m.payload), m.deliveryCount]);
+        await gate.promise;
+      },
+      onLost: (reason) => void lost.push(reason),
+    });
+    a1.start();
+    await waitFor(() => first.length === 1, 'the first reader runs entry 0');
+    await release(redis(), shard, 'g', 2);
+    gate.resolve();
+    await waitFor(() => lost.length === 1, 'the first reader reports the shard lost');
+    expect((await pending(redis(), shard.key, 'g')).map((p) => [p[1], p[3]])).toEqual([
+      ['A', 1],
+      ['A', 1],
+    ]);
+    await grant(redis(), shard, 'g', 'A', 3);
+    const second: Array<[number, number]> = [];
+    const a2 = newReader({
+      shard,
+      group: 'g',
+      memberId: 'A',
+      handle: async (m) => void second.push([seqOf(m.payload), m.deliveryCount]),
+    });
+    a2.start();
+    await waitFor(() => second.length === 2, 'the second reader handles both entries');
+    expect(first).toEqual([[0, 1]]);
+    expect(second).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
   });
 
   it('a reader blocked in its gated read stops at once when the coordinator moves the shard, and reads nothing after', async () => {
@@ -179,7 +229,7 @@ describe('fenced scripts called directly', () => {
     });
     const after = await pending(redis(), shard.key, 'g');
     expect(after.map((p) => [p[0], p[1], p[3]])).toEqual(ids.map((id) => [id, 'owner', 1]));
-    expect(await consumersOf(redis(), shard.key, 'g')).toEqual(['owner']);
+    expect((await consumers(redis(), shard.key, 'g')).map(([name]) => name)).toEqual(['owner']);
     // …and the entries it was refused are still there for the owner
     expect((await owner.read(connection, 10)).map((e) => e[0].toString())).toEqual(more);
 
@@ -268,8 +318,43 @@ describe('fenced scripts called directly', () => {
       [ids[0], 2],
       [ids[1], 2],
     ]);
+    // re-reading its own pending entries is no delivery, unless it is the one last handed out
+    const reread = await me.claim(connection, '0-0', 10);
+    expect(reread.entries.map((e) => [e[0].toString(), e[2]])).toEqual([
+      [ids[0], 2],
+      [ids[1], 2],
+    ]);
+    const handed = await me.claim(connection, '0-0', 1, {
+      handed: { id: ids[0] as string, deliveryCount: 2 },
+    });
+    expect(handed.cursor).toBe(ids[1]);
+    expect(handed.entries.map((e) => [e[0].toString(), e[2]])).toEqual([[ids[0], 3]]);
+    // a handed entry whose count moved on since (a redelivery whose reply was lost) keeps it
+    const moved = await me.claim(connection, '0-0', 10, {
+      handed: { id: ids[0] as string, deliveryCount: 2 },
+    });
+    expect(moved.entries.map((e) => e[2])).toEqual([3, 2]);
+    // entries pending on this member before the current reader took them over (an earlier
+    // reader of the same member id) are a new delivery: from `foreignFrom` on, and below the
+    // entry last handed out (those were handed already)
+    const foreign = await me.claim(connection, '0-0', 10, { foreignFrom: ids[1] as string });
+    expect(foreign.entries.map((e) => e[2])).toEqual([3, 3]);
+    const fresh = await me.claim(connection, '0-0', 10, { foreignFrom: '0-0' });
+    expect(fresh.entries.map((e) => e[2])).toEqual([4, 4]);
+    const below = await me.claim(connection, '0-0', 10, {
+      handed: { id: ids[1] as string, deliveryCount: 1 },
+    });
+    expect(below.entries.map((e) => e[2])).toEqual([5, 4]);
+    // …except the first `maybeTaken` from `foreignFrom` (a claim whose reply was lost took them)
+    const lost = await me.claim(connection, '0-0', 10, {
+      foreignFrom: ids[0] as string,
+      maybeTaken: 1,
+    });
+    expect(lost.entries.map((e) => e[2])).toEqual([5, 5]);
+    await redis().xclaim(shard.key, 'g', 'me', 0, ids[0] as string, 'RETRYCOUNT', 3);
+    await redis().xclaim(shard.key, 'g', 'me', 0, ids[1] as string, 'RETRYCOUNT', 2);
     const again = await me.redeliver(connection, ids[0] as string);
-    expect(again?.[2]).toBe(3);
+    expect(again?.[2]).toBe(4);
     // our own pending entries must be acked before reading: otherwise they are orphans
     expect(await me.ackBeforeRead(connection, [ids[1] as string])).toBe(ORPHANS_PENDING);
     expect(await me.ackBeforeRead(connection, [ids[0] as string])).toBe(1);
@@ -317,10 +402,4 @@ async function groupInfo(
     if (record.name === group) return record;
   }
   return null;
-}
-
-/** Consumer names of `group` on `key`. */
-async function consumersOf(redis: Redis, key: string, group: string): Promise<string[]> {
-  const consumers = (await redis.xinfo('CONSUMERS', key, group)) as unknown[][];
-  return consumers.map((flat) => String(flat[1]));
 }

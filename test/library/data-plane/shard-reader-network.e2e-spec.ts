@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import type { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
+import { CLAIM_SCRIPT } from '../../../libs/stream-coordinator/src/data-plane/scripts/index.js';
 import {
   createRedisConnection,
   type RedisConnection,
@@ -174,6 +176,105 @@ describe('ShardReader: network failures', () => {
     expect(seen).toEqual(Array.from({ length: total }, (_, i) => i));
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'all acked');
     expect(['claiming', 'reading']).toContain(reader.status);
+  });
+
+  it('resets within one batch do not count as deliveries of the entries the handler has not seen', async () => {
+    // Regression: each reset sent the reader back to its claim phase, whose XAUTOCLAIM raised the
+    // delivery count of its own unhandled tail; after maxDeliveries resets in one batch the
+    // tail was dead-lettered without ever reaching the handler.
+    let p: TcpProxy | undefined;
+    const cutAfter = new Set([0, 1, 2, 3, 4]);
+    const counts = new Map<number, number[]>();
+    const { shard, seen, reader } = await proxiedReader(5, 10, {
+      batchSize: 10,
+      maxDeliveries: 3,
+      // every handled entry is acknowledged at once: the reset lands on that ack, mid-batch
+      maxAckDelayMs: 0,
+      reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 20 },
+      handle: async (m) => {
+        const seq = seqOf(m.payload);
+        seen.push(seq);
+        counts.set(seq, [...(counts.get(seq) ?? []), m.deliveryCount]);
+        if (cutAfter.delete(seq)) p?.cutOnNextRequest();
+      },
+    }).then((started) => {
+      p = started.p;
+      return started;
+    });
+    await waitFor(
+      async () =>
+        new Set(seen).size + (await redis().xlen(shard.dlq)) >= 10 &&
+        (await pending(redis(), shard.key, 'g')).length === 0,
+      'every entry handled (or dead-lettered) and acknowledged',
+    );
+    expect(cutAfter.size).toBe(0);
+    expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(5);
+    expect(reader.counters.deadLettered).toBe(0);
+    expect(await redis().xlen(shard.dlq)).toBe(0);
+    expect([...new Set(seen)].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // nothing the handler had not seen was counted as delivered again
+    for (const [seq, seenCounts] of counts) expect(seenCounts, `seq ${seq}`).toEqual([1]);
+  });
+
+  it('a takeover claim whose reply is lost is not counted twice', async () => {
+    // The claim script ran (another member's entries moved here, counted once) but its reply
+    // was lost; the claim that follows must not count the takeover again.
+    const shard = testShard(prefix, 'orders', 7);
+    await grant(redis(), shard, 'g', 'm');
+    await redis().xgroup('CREATE', shard.key, 'g', '0', 'MKSTREAM');
+    await fill(redis(), shard.key, 3);
+    await redis().xreadgroup('GROUP', 'g', 'prev', 'COUNT', 10, 'STREAMS', shard.key, '>');
+    const p = await proxy();
+    const claimSha = createHash('sha1').update(CLAIM_SCRIPT.lua).digest('hex');
+    // (ioredis sends the script itself on a connection's first call, its sha after)
+    p.cutReplyTo((request) => request.includes(CLAIM_SCRIPT.lua) || request.includes(claimSha));
+    const counts: Array<[number, number]> = [];
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      url: p.url,
+      reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 20 },
+      handle: async (m) => void counts.push([seqOf(m.payload), m.deliveryCount]),
+    });
+    reader.start();
+    await waitFor(
+      async () => counts.length >= 3 && (await pending(redis(), shard.key, 'g')).length === 0,
+      'the three entries handled and acked',
+    );
+    expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
+    expect(counts).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 2],
+    ]);
+  });
+
+  it('a reset while a failed entry is being retried still counts the try the handler made', async () => {
+    let p: TcpProxy | undefined;
+    const counts: number[] = [];
+    const { shard, reader } = await proxiedReader(6, 1, {
+      maxDeliveries: 5,
+      retry: { initialDelayMs: 5, maxDelayMs: 5 },
+      reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 20 },
+      handle: async (m) => {
+        counts.push(m.deliveryCount);
+        if (counts.length === 1) {
+          // the redelivery after this failure is reset on its way to Redis
+          p?.cutOnNextRequest();
+          throw new Error('first try fails');
+        }
+      },
+    }).then((started) => {
+      p = started.p;
+      return started;
+    });
+    await waitFor(
+      async () => counts.length >= 2 && (await pending(redis(), shard.key, 'g')).length === 0,
+      'the entry handled on its second delivery',
+    );
+    expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
+    expect(counts).toEqual([1, 2]);
   });
 
   it('Redis unreachable for a while: the reader retries, then resumes on a new connection', async () => {

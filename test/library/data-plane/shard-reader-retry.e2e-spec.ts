@@ -52,6 +52,8 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       memberId: 'm',
       maxDeliveries: 3,
       retry: { initialDelayMs: 40, multiplier: 2, maxDelayMs: 1000 },
+      // full jitter draws each delay from [0, ceiling]: this source draws (almost) the ceiling
+      random: () => 0.999,
       handle: async (message) => {
         calls.push({
           seq: seqOf(message.payload),

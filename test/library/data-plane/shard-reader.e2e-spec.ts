@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamShardMessage } from '../../../libs/stream-coordinator/src/interfaces/index.js';
 import { useRedisPrefix } from '../../support/redis.js';
 import {
+  consumers,
   deferred,
   fill,
   grant,
@@ -187,5 +188,50 @@ describe('ShardReader: ordered handling, acks, stop', () => {
     expect(took).toBeLessThan(300);
     expect(reader.status).toBe('stopped');
     await reader.stop(); // idempotent
+  });
+
+  it('stop() removes the member from the shard’s consumer group when nothing is pending on it, and never when something is', async () => {
+    const shard = testShard(prefix, 'orders', 6);
+    await grant(redis(), shard, 'g1', 'm1');
+    await fill(redis(), shard.key, 3);
+    await redis().xgroup('CREATE', shard.key, 'g1', '0');
+    await redis().xgroup('CREATECONSUMER', shard.key, 'g1', 'other'); // not this member's
+    let handled = 0;
+    const done = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm1',
+      handle: async () => void handled++,
+    });
+    done.start();
+    await waitFor(() => handled === 3, 'handled');
+    expect((await consumers(redis(), shard.key, 'g1')).map(([name]) => name).sort()).toEqual([
+      'm1',
+      'other',
+    ]);
+    await done.stop();
+    expect(await consumers(redis(), shard.key, 'g1')).toEqual([['other', 0]]);
+
+    // entries left pending at stop (the rest of a batch) keep the consumer that holds them
+    await grant(redis(), shard, 'g1', 'm2', 2);
+    const ids = await fill(redis(), shard.key, 3, 3);
+    const gate = deferred();
+    const stopping = newReader({
+      shard,
+      group: 'g1',
+      memberId: 'm2',
+      handle: async () => {
+        await gate.promise;
+      },
+    });
+    stopping.start();
+    await waitFor(() => stopping.handlerRunningSince !== undefined, 'first handler running');
+    const stopped = stopping.stop();
+    gate.resolve();
+    await stopped;
+    expect((await pending(redis(), shard.key, 'g1')).map((p) => [p[0], p[1]])).toEqual(
+      ids.slice(1).map((id) => [id, 'm2']),
+    );
+    expect(new Map(await consumers(redis(), shard.key, 'g1')).get('m2')).toBe(2);
   });
 });

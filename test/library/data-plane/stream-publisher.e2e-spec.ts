@@ -230,6 +230,81 @@ describe('StreamPublisher', () => {
     expect(await publisher.publishBatch('batch', [])).toEqual([]);
   });
 
+  it('publishBatch ending in a routing error reports the ids it wrote on the shards that took them', async () => {
+    const routing = layout(keys, 'partial', 1, [0, 1]);
+    await setShardState(redis(), keys.shardKey('partial', 0), 'open');
+    await setShardState(redis(), keys.shardKey('partial', 1), 'closed');
+    const table = new RoutingTable(routing.routing);
+    const messages = Array.from({ length: 20 }, (_, seq) => ({
+      key: `c-${seq}`,
+      payload: { seq },
+    }));
+    const onOpen = messages.filter((m) => table.shardFor(m.key) === 0).map((m) => m.payload.seq);
+    expect(onOpen.length).toBeGreaterThan(0);
+    expect(onOpen.length).toBeLessThan(messages.length);
+    /** `[seq, id]` of what the error says was written, and of what the open shard holds. */
+    const check = async (error: unknown): Promise<void> => {
+      const published = (error as { publishedIds?: ReadonlyArray<string | undefined> })
+        .publishedIds;
+      expect(published).toHaveLength(messages.length);
+      const stored = await entries(redis(), keys.shardKey('partial', 0));
+      expect((published ?? []).flatMap((id, seq) => (id === undefined ? [] : [[seq, id]]))).toEqual(
+        stored.map((e) => [e.seq, e.id]),
+      );
+      expect(stored.map((e) => e.seq)).toEqual(onOpen);
+      await redis().del(keys.shardKey('partial', 0));
+    };
+
+    // the closed shard stays closed: StaleRoutingError after the open one was written
+    const stale = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(new FakeRoutingSource(routing)),
+      maxAttempts: 3,
+      retryDelayMs: 1,
+    });
+    const staleError = await stale.publishBatch('partial', messages).catch((e: unknown) => e);
+    expect(staleError).toBeInstanceOf(StaleRoutingError);
+    await check(staleError);
+
+    // the refresh after the refusal fails: RoutingFetchError after the open one was written
+    let fetches = 0;
+    const vanishing: RoutingSource = {
+      fetchRouting: () =>
+        fetches++ === 0
+          ? Promise.resolve(routing)
+          : Promise.reject(
+              Object.assign(new Error('STREAM_NOT_FOUND: deleted'), { code: 'STREAM_NOT_FOUND' }),
+            ),
+    };
+    const fetchFails = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(vanishing),
+      retryDelayMs: 1,
+    });
+    const fetchError = await fetchFails.publishBatch('partial', messages).catch((e: unknown) => e);
+    expect(fetchError).toBeInstanceOf(RoutingFetchError);
+    await check(fetchError);
+  });
+
+  it('stale retries draw their delays from the injected random source (full jitter)', async () => {
+    const routing = layout(keys, 'jitter', 1, [0]);
+    await setShardState(redis(), keys.shardKey('jitter', 0), 'closed');
+    let draws = 0;
+    const publisher = new StreamPublisher({
+      connection,
+      routing: new RoutingCache(new FakeRoutingSource(routing)),
+      maxAttempts: 3,
+      // a ceiling of a minute per retry: only the draw of 0 makes this test end in time
+      retryDelayMs: 60_000,
+      random: () => {
+        draws++;
+        return 0;
+      },
+    });
+    await expect(publisher.publish('jitter', 'k', {})).rejects.toBeInstanceOf(StaleRoutingError);
+    expect(draws).toBe(2);
+  });
+
   it('applies the trimming policy (MAXLEN exact and approximate, MINID)', async () => {
     const routing = layout(keys, 'trim', 1, [0]);
     await openAll(routing);

@@ -4,15 +4,49 @@ import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-opt
 export type ResolvedBackoff = Required<RetryBackoffOptions>;
 
 /**
- * The delay before the next try after `failures` consecutive failures (1 = first failure):
- * `min(maxDelayMs, initialDelayMs × multiplier^(failures − 1))`.
+ * A source of random numbers in [0, 1), as `Math.random` (the default everywhere; tests inject
+ * their own). @publicApi
+ */
+export type RandomSource = () => number;
+
+/**
+ * The capped exponential ceiling of the delay after `failures` consecutive failures
+ * (1 = first failure): `min(maxDelayMs, initialDelayMs × multiplier^(failures − 1))`.
  *
  * @publicApi
  */
-export function backoffDelay(backoff: ResolvedBackoff, failures: number): number {
+export function backoffCeiling(backoff: ResolvedBackoff, failures: number): number {
   const exponent = Math.max(0, failures - 1);
   const delay = backoff.initialDelayMs * backoff.multiplier ** exponent;
   return Math.min(backoff.maxDelayMs, Number.isFinite(delay) ? delay : backoff.maxDelayMs);
+}
+
+/**
+ * Full jitter: a delay drawn uniformly from [0, `ceilingMs`]. Every retry and reconnect delay
+ * of the library goes through it, so a fleet that failed at the same moment (a Redis or
+ * coordinator restart) does not retry in lockstep. A source value outside [0, 1] is clamped.
+ *
+ * @publicApi
+ */
+export function fullJitter(ceilingMs: number, random: RandomSource = Math.random): number {
+  const draw = random();
+  const share = Number.isFinite(draw) ? Math.min(1, Math.max(0, draw)) : 0;
+  return Math.max(0, ceilingMs) * share;
+}
+
+/**
+ * The delay before the next try after `failures` consecutive failures (1 = first failure): full
+ * jitter over {@link backoffCeiling}, i.e. uniformly random in
+ * [0, `min(maxDelayMs, initialDelayMs × multiplier^(failures − 1))`].
+ *
+ * @publicApi
+ */
+export function backoffDelay(
+  backoff: ResolvedBackoff,
+  failures: number,
+  random: RandomSource = Math.random,
+): number {
+  return fullJitter(backoffCeiling(backoff, failures), random);
 }
 
 /**

@@ -78,11 +78,19 @@ export class MessageRunner {
     }
     this.startedAt = this.ctx.lastProgressAt();
     this.ctx.handlerStarted(this.startedAt);
+    this.lastHanded = message;
     return message;
   }
 
   /** The message {@link prepare} decoded when it returned `undefined`. */
   lastPrepared: ShardMessage | undefined;
+  /**
+   * The message last handed to the handler (its id and the delivery it came with). The claim
+   * phase counts a new delivery for an entry pending on this member only when it is this one
+   * at this count: any other entry of its own was never seen by the handler in its current
+   * delivery (see the `claim` script).
+   */
+  lastHanded: ShardMessage | undefined;
   private startedAt = 0;
 
   /** Fast path, step 2: the handler call {@link prepare} started resolved. */
@@ -167,6 +175,7 @@ export class MessageRunner {
         }
       }
       let failure: Error | undefined;
+      this.lastHanded = message;
       try {
         await options.handle(message);
       } catch (thrown) {
@@ -242,7 +251,7 @@ export class MessageRunner {
       return 'ack';
     }
     if (signal.aborted) return 'stop';
-    const delay = backoffDelay(options.retry, message.deliveryCount);
+    const delay = backoffDelay(options.retry, message.deliveryCount, options.random);
     this.ctx.touch(delay);
     if (!(await sleep(delay, signal))) return 'stop';
     counters.retried++;

@@ -6,7 +6,7 @@ export type RawStreamEntry = [id: Buffer, fields: Buffer[], deliveryCount?: numb
 
 /** Reply of the `claim` script, decoded. */
 export interface ClaimReply {
-  /** Cursor of the next XAUTOCLAIM call; `0-0` when the scan is complete. */
+  /** Cursor of the next `claim` call; `0-0` when the scan is complete. */
   cursor: string;
   entries: RawStreamEntry[];
   /** Ids of pending entries that were deleted or trimmed (removed from the PEL by Redis). */

@@ -44,6 +44,10 @@ function fakeConnections(): {
         disconnect: () => {
           state.dropped = true;
         },
+        emit: (event: string) => {
+          state.emit(event);
+          return true;
+        },
       } as unknown as RedisConnection;
     },
   };

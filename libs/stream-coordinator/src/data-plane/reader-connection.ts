@@ -170,6 +170,12 @@ export class ReaderConnection {
     connection.disconnect();
   }
 
+  /** True when the current connection lost its socket (ioredis is reconnecting it, or gave up). */
+  isDown(): boolean {
+    const status = this.current?.status;
+    return status === 'reconnecting' || status === 'close' || status === 'end';
+  }
+
   /** True when the current connection gave up reconnecting (status `end`). */
   isEnded(): boolean {
     return this.current?.status === 'end';

@@ -9,6 +9,7 @@ import { ACQUIRE_SCRIPT } from './scripts/acquire.script.js';
 import { joinEntryIds } from './scripts/fence-check.lua.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
+import { RELEASE_CONSUMER_SCRIPT } from './scripts/release-consumer.script.js';
 import { ShardReadRefusedError } from './shard-read-refused.error.js';
 
 /** Every fenced data-plane script. @publicApi */
@@ -18,7 +19,25 @@ export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   ACK_BEFORE_READ_SCRIPT,
   ACK_SCRIPT,
   REDELIVER_SCRIPT,
+  RELEASE_CONSUMER_SCRIPT,
 ];
+
+/** What the reader tells {@link ShardCommands.claim} about the entries pending on its member. */
+export interface ClaimContext {
+  /** The entry last handed to the handler, at the delivery count it was handed with. */
+  readonly handed?: { readonly id: string; readonly deliveryCount: number };
+  /**
+   * Entries pending on this member from this id on were not taken over by the current reader
+   * yet (an earlier reader of the same member id left them): taking them is a new delivery.
+   * `'0-0'` before the reader's first claim; absent once its first claim pass went through.
+   */
+  readonly foreignFrom?: string;
+  /**
+   * How many pending entries from `foreignFrom` on a claim of this reader may have taken
+   * already (its reply was lost): they are not counted again. 0 (default) otherwise.
+   */
+  readonly maybeTaken?: number;
+}
 
 /** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
 export const ORPHANS_PENDING = -1;
@@ -68,9 +87,28 @@ export class ShardCommands {
     return reply === 'NOGATE' ? 'no-gate' : 'ready';
   }
 
-  /** Fence check, then take over up to `count` pending entries from `cursor` (XAUTOCLAIM). */
-  async claim(connection: RedisConnection, cursor: string, count: number): Promise<ClaimReply> {
-    const reply = (await this.run(connection, CLAIM_SCRIPT, [cursor, count], true)) as [
+  /**
+   * Fence check, then take over up to `count` pending entries from `cursor` (the `claim`
+   * script). Taking an entry counts a new delivery, except an entry pending on this member that
+   * the current reader took or read and never handed to the handler (see {@link ClaimContext}):
+   * re-reading what the handler never saw is not a delivery.
+   */
+  async claim(
+    connection: RedisConnection,
+    cursor: string,
+    count: number,
+    context: ClaimContext = {},
+  ): Promise<ClaimReply> {
+    const { handed, foreignFrom, maybeTaken } = context;
+    const args = [
+      cursor,
+      count,
+      handed?.id ?? '',
+      handed?.deliveryCount ?? 0,
+      foreignFrom ?? '',
+      maybeTaken ?? 0,
+    ];
+    const reply = (await this.run(connection, CLAIM_SCRIPT, args, true)) as [
       Buffer,
       RawStreamEntry[],
       Buffer[],
@@ -157,6 +195,21 @@ export class ShardCommands {
     const reply = (await this.run(connection, REDELIVER_SCRIPT, [id], true)) as
       [1, Buffer, Buffer[], number] | [0];
     return reply[0] === 1 ? [reply[1], reply[2], reply[3]] : null;
+  }
+
+  /**
+   * Removes this member's consumer from the shard's consumer group unless entries are pending on
+   * it (see the `releaseConsumer` script; not fenced). Resolves `deleted`, `kept` (entries
+   * pending), or `no-group`.
+   */
+  async releaseConsumer(connection: RedisConnection): Promise<'deleted' | 'kept' | 'no-group'> {
+    const reply = await runScript(
+      connection,
+      RELEASE_CONSUMER_SCRIPT,
+      [this.key, this.group, this.memberId],
+      false,
+    );
+    return reply === 1 ? 'deleted' : reply === 0 ? 'kept' : 'no-group';
   }
 
   private async run(

@@ -2,7 +2,7 @@ import type { PayloadSerializer } from '../interfaces/payload-serializer.interfa
 import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
-import type { ResolvedBackoff } from './backoff.js';
+import type { RandomSource, ResolvedBackoff } from './backoff.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { SILENT_LOGGER, type DataPlaneLogger } from './data-plane-logger.interface.js';
 import { JSON_PAYLOAD_SERIALIZER } from './json-payload.serializer.js';
@@ -87,6 +87,11 @@ export interface ShardReaderOptions {
   reconnectBackoff?: RetryBackoffOptions;
   /** Backoff while the fence does not name this member yet. Default 25 ms ×2 up to 1 s. */
   acquireBackoff?: RetryBackoffOptions;
+  /**
+   * Random source of the backoffs' full jitter (each delay is drawn from [0, its capped
+   * exponential]). Default `Math.random`; tests inject their own.
+   */
+  random?: RandomSource;
 }
 
 /** {@link ShardReaderOptions} with every default applied. @publicApi */
@@ -155,6 +160,7 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
     watchdogGraceMs: integer('watchdogGraceMs', options.watchdogGraceMs ?? 3000, 1),
     reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, 100, 5000),
     acquireBackoff: backoff('acquireBackoff', options.acquireBackoff, 25, 1000),
+    random: options.random ?? Math.random,
   };
   return resolved;
 }

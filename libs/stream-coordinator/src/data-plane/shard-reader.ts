@@ -3,7 +3,7 @@ import { backoffDelay, sleep } from './backoff.js';
 import { toError } from './dead-letter.js';
 import { FencedError } from './fenced.error.js';
 import { MessageRunner, type Outcome } from './message-runner.js';
-import type { RawStreamEntry } from './raw-entry.types.js';
+import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
 import { ORPHANS_PENDING, ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
@@ -52,6 +52,9 @@ function uncorkSockets(corked: readonly Corkable[]): void {
   for (const socket of corked) socket.uncork();
 }
 
+/** Longest a stopping reader waits to remove its consumer from the group. */
+const RELEASE_CONSUMER_TIMEOUT_MS = 1000;
+
 /** Where the read loop resumes after an error. */
 type Phase = 'group' | 'claim' | 'read';
 
@@ -60,7 +63,7 @@ type Phase = 'group' | 'claim' | 'read';
  *
  * Life cycle: {@link start} → wait until the shard's fence names this member and its read gate
  * is open, and make sure the consumer group exists → take over the pending entries earlier owners
- * left (XAUTOCLAIM, in id order, handled before anything new) → read new entries until
+ * left (the `claim` script, in id order, handled before anything new) → read new entries until
  * {@link stop} or until the shard is lost. Each read turn is one round trip: the fenced ack of the
  * batch handled last (Lua, returns an integer) and, right behind it on the same connection, one
  * plain `XREADGROUP … BLOCK <blockMs> STREAMS <gate> <shard> > >` (no Lua: Redis hands the
@@ -81,6 +84,7 @@ type Phase = 'group' | 'claim' | 'read';
  *   is read or acknowledged; the reader reports the shard lost through `onLost`;
  * - a failing message is retried with backoff (each retry is a Redis delivery, via XCLAIM)
  *   until `maxDeliveries`, then dead-lettered and acknowledged; an undecodable one at once;
+ *   every delay of the reader is drawn with full jitter from [0, its capped exponential];
  * - Redis errors never end the reader: it keeps the shard, backs off, recreates its connection
  *   when needed (a call ends at once when its connection closes, and a watchdog replaces a
  *   connection whose call does not answer in time), and re-runs the claim phase so no entry
@@ -121,6 +125,14 @@ export class ShardReader {
   private progressDeadline = Number.POSITIVE_INFINITY;
   private consecutiveErrors = 0;
   private lost: ShardLostReason | undefined;
+  /**
+   * Entries pending on this member from this id on were left by an earlier reader of the same
+   * member id and not taken over by this one yet (see the `claim` script); `undefined` once
+   * its first claim pass went through.
+   */
+  private foreignFrom: string | undefined = '0-0';
+  /** Pending entries from {@link foreignFrom} on that a claim whose reply was lost may have taken. */
+  private maybeTaken = 0;
 
   /** @throws ShardReaderOptionsError for invalid options. */
   constructor(options: ShardReaderOptions) {
@@ -267,7 +279,7 @@ export class ShardReader {
       if (refusals === 1 || refusals % 50 === 0) {
         this.options.logger.debug?.(`${this.label}: waiting for ${waitingFor}`);
       }
-      const delay = backoffDelay(this.options.acquireBackoff, refusals);
+      const delay = backoffDelay(this.options.acquireBackoff, refusals, this.options.random);
       this.touch(delay);
       await sleep(delay, this.abort.signal);
     }
@@ -311,7 +323,28 @@ export class ShardReader {
     let cursor = '0-0';
     do {
       if (this.acks.length > 0) await this.flushAcks();
-      const reply = await this.call((c) => this.commands.claim(c, cursor, this.options.batchSize));
+      const handed = this.runner.lastHanded;
+      const foreignFrom = this.foreignFrom;
+      const maybeTaken = this.maybeTaken;
+      let reply: ClaimReply;
+      try {
+        reply = await this.call((c) =>
+          this.commands.claim(c, cursor, this.options.batchSize, {
+            ...(handed === undefined ? {} : { handed }),
+            ...(foreignFrom === undefined ? {} : { foreignFrom, maybeTaken }),
+          }),
+        );
+      } catch (error) {
+        // it may have run, its reply lost: the entries it took are counted already
+        if (foreignFrom !== undefined) this.maybeTaken = this.options.batchSize;
+        throw error;
+      }
+      // everything below the next cursor is now taken over by this reader (its first pass
+      // through the pending list makes the member's own entries its own)
+      if (foreignFrom !== undefined) {
+        this.foreignFrom = reply.cursor === '0-0' ? undefined : reply.cursor;
+        this.maybeTaken = 0;
+      }
       if (reply.deletedIds.length > 0) {
         this.counters.missing += reply.deletedIds.length;
         this.options.logger.warn(
@@ -483,7 +516,11 @@ export class ShardReader {
       this.options.logger.warn(text);
     else this.options.logger.debug?.(text);
     if (this.connection.isEnded() || this.consecutiveErrors % 3 === 0) this.connection.drop();
-    const delay = backoffDelay(this.options.reconnectBackoff, this.consecutiveErrors);
+    const delay = backoffDelay(
+      this.options.reconnectBackoff,
+      this.consecutiveErrors,
+      this.options.random,
+    );
     this.touch(delay);
     await sleep(delay, this.abort.signal);
   }
@@ -506,6 +543,7 @@ export class ShardReader {
         );
       }
     }
+    await this.releaseConsumer();
     await this.connection.close();
     const lost = this.lost;
     this.currentStatus = lost === undefined ? 'stopped' : 'lost';
@@ -519,6 +557,33 @@ export class ShardReader {
       this.options.onLost?.(lost);
     } catch (error) {
       this.options.logger.error(`${this.label}: onLost callback threw: ${toError(error).message}`);
+    }
+  }
+
+  /**
+   * On the way out: removes this member's consumer from the shard's consumer group if nothing is
+   * pending on it (entries left pending keep it, for the next owner to claim). Best effort: a
+   * consumer left behind is cleaned up by a later stop of this member, or stays as an empty one.
+   * Skipped while Redis calls fail (stopping must not wait for Redis to come back), and bounded
+   * to one second.
+   */
+  private async releaseConsumer(): Promise<void> {
+    if (this.consecutiveErrors > 0 || this.connection.isDown()) return;
+    try {
+      // (not through the watchdog's counters and hooks: this is no read-path failure)
+      const outcome = await this.connection.run(
+        (c) => this.commands.releaseConsumer(c),
+        Math.min(RELEASE_CONSUMER_TIMEOUT_MS, this.options.watchdogGraceMs),
+      );
+      if (outcome === 'kept') {
+        this.options.logger.debug?.(
+          `${this.label}: consumer ${this.options.memberId} kept (entries are pending on it)`,
+        );
+      }
+    } catch (error) {
+      this.options.logger.debug?.(
+        `${this.label}: could not remove consumer ${this.options.memberId} from group ${this.options.group}: ${toError(error).message}`,
+      );
     }
   }
 

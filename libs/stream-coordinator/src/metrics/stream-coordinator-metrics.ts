@@ -1,7 +1,10 @@
 import { Counter, Gauge, register as defaultRegistry, type Registry } from 'prom-client';
 import { BatchedHistogram, type HistogramSeries } from './batched-histogram.js';
 import type { MemberRuntime } from '../runtime/member-runtime.js';
-import type { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
+import type {
+  MemberLifecycleEvents,
+  MemberRuntimeEvents,
+} from '../runtime/member-runtime-events.js';
 import type { GrantedShard } from '../runtime/membership.js';
 import {
   HANDLER_DURATION_BUCKETS,
@@ -99,10 +102,12 @@ export class StreamCoordinatorMetrics {
 
     // Handled messages, the per-message path: counted per shard here and added to the counter
     // when it is read (its collect); the handler histogram's series looked up once per shard.
+    const shardKey = (shard: { stream: string; shard: number }): string =>
+      `${shard.stream}\u0000${shard.shard}`;
     const handledCounts = new Map<string, HandledCount>();
     const countOf = new WeakMap<GrantedShard, HandledCount>();
     // (registered by construction; only its collect adds to it)
-    new Counter<'group' | 'stream' | 'shard'>({
+    const handled = new Counter<'group' | 'stream' | 'shard'>({
       name: `${prefix}${MEMBER_METRICS.messagesHandled.name}`,
       help: MEMBER_METRICS.messagesHandled.help,
       labelNames: [...MEMBER_METRICS.messagesHandled.labels],
@@ -123,7 +128,7 @@ export class StreamCoordinatorMetrics {
       registry,
     );
     const handledCountOf = (shard: GrantedShard): HandledCount => {
-      const id = `${shard.stream}\u0000${shard.shard}`;
+      const id = shardKey(shard);
       let count = handledCounts.get(id);
       if (count === undefined) {
         count = {
@@ -152,17 +157,36 @@ export class StreamCoordinatorMetrics {
     const assignmentChanges = counter(MEMBER_METRICS.assignmentChanges);
     const fenced = counter(MEMBER_METRICS.fenced);
 
+    // The reasons a shard's dead-letter / drop series were counted with (to remove them all).
+    const reasonsOf = new Map<string, Set<string>>();
+    /** A shard this member no longer holds: its series go (a later grant starts them anew). */
+    const forget = (shard: GrantedShard): void => {
+      const id = shardKey(shard);
+      const labels = { group, stream: shard.stream, shard: String(shard.shard) };
+      handledCounts.delete(id);
+      handled.remove(labels);
+      failures.remove(labels);
+      retries.remove(labels);
+      for (const reason of reasonsOf.get(id) ?? []) {
+        deadLettered.remove({ ...labels, reason });
+        dropped.remove({ ...labels, reason });
+      }
+      reasonsOf.delete(id);
+    };
     this.unsubscribe.push(
       options.events.onActivity(
         (a) => {
           const labels = { group, stream: a.shard.stream, shard: String(a.shard.shard) };
           if (a.failed) failures.inc(labels);
           if (a.retried) retries.inc(labels);
-          if (a.deadLettered)
-            (a.deadLettered.written ? deadLettered : dropped).inc({
-              ...labels,
-              reason: a.deadLettered.reason,
-            });
+          if (a.deadLettered) {
+            const reason = a.deadLettered.reason;
+            const id = shardKey(a.shard);
+            let reasons = reasonsOf.get(id);
+            if (reasons === undefined) reasonsOf.set(id, (reasons = new Set()));
+            reasons.add(reason);
+            (a.deadLettered.written ? deadLettered : dropped).inc({ ...labels, reason });
+          }
           if (a.lost) lost.inc({ group, stream: a.shard.stream });
           if (a.watchdog) readerErrors.inc({ group, stream: a.shard.stream, kind: 'watchdog' });
           if (a.connectionError)
@@ -170,8 +194,9 @@ export class StreamCoordinatorMetrics {
         },
         { handled: false, acked: false }, // acks are not counted
       ),
-      options.events.onLifecycle((type) => {
-        if (type === 'assignment') assignmentChanges.inc({ group });
+      options.events.onLifecycle((type, data) => {
+        if (type === 'released') forget((data as MemberLifecycleEvents['released']).shard);
+        else if (type === 'assignment') assignmentChanges.inc({ group });
         else if (type === 'fenced') fenced.inc({ group, cause: 'coordinator' });
         else if (type === 'self-fenced') fenced.inc({ group, cause: 'self' });
       }),
@@ -206,13 +231,18 @@ export class StreamCoordinatorMetrics {
       for (const [stream, n] of perStream(runtime.status().assigned)) g.set({ group, stream }, n);
     });
     const lagValues = options.lag ?? ((): ReadonlyMap<string, ShardLagSample> => new Map());
+    // (samples of the held shards only: one released since the last sample has no series)
+    const heldSamples = (): ShardLagSample[] => {
+      const held = new Set(runtime.status().held.map(shardKey));
+      return [...lagValues().values()].filter((s) => held.has(shardKey(s)));
+    };
     gauge(MEMBER_METRICS.shardLag, (g) => {
-      for (const s of lagValues().values()) {
+      for (const s of heldSamples()) {
         if (s.lag !== null) g.set({ group, stream: s.stream, shard: String(s.shard) }, s.lag);
       }
     });
     gauge(MEMBER_METRICS.shardPending, (g) => {
-      for (const s of lagValues().values())
+      for (const s of heldSamples())
         g.set({ group, stream: s.stream, shard: String(s.shard) }, s.pending);
     });
     gauge(MEMBER_METRICS.heartbeatAge, (g) => {

@@ -1,4 +1,4 @@
-import { sleep } from '../data-plane/backoff.js';
+import { fullJitter, sleep, type RandomSource } from '../data-plane/backoff.js';
 import { encodeHeaders } from '../data-plane/entry-codec.js';
 import { JSON_PAYLOAD_SERIALIZER } from '../data-plane/json-payload.serializer.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
@@ -9,7 +9,7 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { CompiledRouting } from './compiled-routing.js';
 import { PublishArgumentError } from './errors/publish-argument.error.js';
 import { PublishError } from './errors/publish.error.js';
-import { RoutingFetchError } from './errors/routing.error.js';
+import { InvalidRoutingError, RoutingFetchError } from './errors/routing.error.js';
 import { StaleRoutingError } from './errors/stale-routing.error.js';
 import type {
   PublishBatchOptions,
@@ -34,8 +34,14 @@ export interface StreamPublisherOptions {
   serializer?: PayloadSerializer;
   /** Attempts per publish when shards refuse with STALE_ROUTING. Default 5. */
   maxAttempts?: number;
-  /** Delay before the n-th retry is `n × retryDelayMs`. Default 50 ms. */
+  /**
+   * Backoff step: the n-th retry after a refusal waits up to `(n − 1) × retryDelayMs` (the
+   * first goes at once), a failed routing fetch up to `n × max(retryDelayMs, 100 ms)`; each
+   * delay is drawn with full jitter from [0, that]. Default 50 ms.
+   */
   retryDelayMs?: number;
+  /** Random source of the jitter, values in [0, 1). Default `Math.random` (tests inject one). */
+  random?: RandomSource;
 }
 
 /** Entries per script call; a shard's chunks are written one after another (order kept). */
@@ -59,6 +65,7 @@ export class StreamPublisher {
   private readonly serializer: PayloadSerializer;
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
+  private readonly random: RandomSource;
 
   constructor(options: StreamPublisherOptions) {
     this.connection = options.connection;
@@ -66,6 +73,7 @@ export class StreamPublisher {
     this.serializer = options.serializer ?? JSON_PAYLOAD_SERIALIZER;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.retryDelayMs = options.retryDelayMs ?? 50;
+    this.random = options.random ?? Math.random;
     if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) {
       throw new PublishArgumentError(
         `maxAttempts must be a positive integer, got ${String(this.maxAttempts)}`,
@@ -117,7 +125,11 @@ export class StreamPublisher {
    * chunks, in order), shards in parallel. Resolves to the entry ids in input order. Per key,
    * messages are appended in input order.
    *
-   * @throws as {@link publish}; a PublishError carries the ids of the messages that were written.
+   * @throws as {@link publish}. Once the messages are encoded, every error it throws —
+   *   PublishError, StaleRoutingError, RoutingFetchError, InvalidRoutingError — carries
+   *   `publishedIds`: per input message, the id it was written with, or `undefined` when it was
+   *   not (or may not have been) written. A caller that retries sends only the `undefined` ones,
+   *   or it duplicates what other shards took before the failure.
    */
   async publishBatch(
     stream: string,
@@ -137,7 +149,12 @@ export class StreamPublisher {
     const ids: Array<string | undefined> = Array.from({ length: messages.length }, () => undefined);
     let pending = encoded.map((_, index) => index);
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
+      let routing: CompiledRouting;
+      try {
+        routing = this.routing.peek(stream) ?? (await this.fetchRouting(stream));
+      } catch (error) {
+        throw withPublishedIds(error, ids);
+      }
       const groups = new Map<string, number[]>();
       for (const index of pending) {
         const shardKey = routing.shardKeyFor((encoded[index] as Encoded)[0]);
@@ -162,7 +179,7 @@ export class StreamPublisher {
       }
       if (stale.length === 0) break;
       pending = stale.sort((a, b) => a - b);
-      await this.afterStale(stream, routing, attempt, staleKey, staleError);
+      await this.afterStale(stream, routing, attempt, staleKey, staleError, ids);
     }
     return ids as string[];
   }
@@ -198,13 +215,18 @@ export class StreamPublisher {
     attempt: number,
     shardKey: string,
     error: unknown,
+    publishedIds?: ReadonlyArray<string | undefined>,
   ): Promise<void> {
     this.routing.invalidate(stream, routing.routingEpoch);
-    if (attempt >= this.maxAttempts)
-      throw new StaleRoutingError(stream, attempt, shardKey, { cause: error });
+    if (attempt >= this.maxAttempts) {
+      throw new StaleRoutingError(stream, attempt, shardKey, {
+        cause: error,
+        publishedIds: publishedIds === undefined ? [] : [...publishedIds],
+      });
+    }
     // The first retry goes at once: the coordinator published the new layout before it closed
     // the old shards, so a refresh normally fixes it.
-    await sleep((attempt - 1) * this.retryDelayMs);
+    await sleep(fullJitter((attempt - 1) * this.retryDelayMs, this.random));
   }
 
   /**
@@ -224,7 +246,7 @@ export class StreamPublisher {
         ) {
           throw error;
         }
-        await sleep(attempt * Math.max(this.retryDelayMs, 100));
+        await sleep(fullJitter(attempt * Math.max(this.retryDelayMs, 100), this.random));
       }
     }
   }
@@ -256,6 +278,24 @@ export class StreamPublisher {
     }
     return [key, encodedPayload, encodedHeaders];
   }
+}
+
+/**
+ * `error` (from fetching routing during a batch) as the same error carrying a copy of `ids`, the
+ * batch's ids so far; any other error as it is.
+ */
+function withPublishedIds(error: unknown, ids: ReadonlyArray<string | undefined>): unknown {
+  if (error instanceof RoutingFetchError) {
+    const copy = new RoutingFetchError(error.stream, error.cause, [...ids]);
+    copy.stack = error.stack;
+    return copy;
+  }
+  if (error instanceof InvalidRoutingError) {
+    const copy = new InvalidRoutingError(error.stream, error.problem, [...ids]);
+    copy.stack = error.stack;
+    return copy;
+  }
+  return error;
 }
 
 function isStale(error: unknown): boolean {

@@ -14,6 +14,10 @@ function silentConnection(status: string): { connection: RedisConnection; calls:
     disconnect: () => {
       calls.push('disconnect');
     },
+    emit: (event: string) => {
+      calls.push(event);
+      return true;
+    },
   } as unknown as RedisConnection;
   return { connection, calls };
 }
@@ -25,7 +29,7 @@ describe('closeConnection', () => {
       const started = performance.now();
       await closeConnection(connection, 10_000);
       expect(performance.now() - started).toBeLessThan(50);
-      expect(calls).toEqual(['disconnect']);
+      expect(calls).toEqual(['disconnect', 'rsc:closed']);
     }
   });
 
@@ -35,6 +39,6 @@ describe('closeConnection', () => {
     await closeConnection(connection, 50);
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(calls).toEqual(['quit', 'disconnect']);
+    expect(calls).toEqual(['quit', 'disconnect', 'rsc:closed']);
   });
 });

@@ -12,6 +12,7 @@ import { CoordinatorClient } from './coordinator-client.js';
 import { CoordinatorRequestError } from './coordinator-request.error.js';
 import { classifyFailure, Membership, type GrantedShard } from './membership.js';
 import { MemberRuntimeEvents } from './member-runtime-events.js';
+import { heartbeatRetryDelay, memberIdRetryDelay } from './retry-delays.js';
 import { ShardReaderPool } from './shard-reader-pool.js';
 import { StreamCoordinatorConnections } from './stream-coordinator-connections.js';
 
@@ -163,7 +164,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       } catch (error) {
         this.lastError = `could not get a member id from the coordinator: ${String(error)}`;
         this.options.logger.warn(this.lastError);
-        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
+        await new Promise((r) => setTimeout(r, memberIdRetryDelay(attempt)));
       }
     }
     return null;
@@ -251,14 +252,14 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         this.options.logger.error(`heartbeat refused: ${this.lastError}; retrying with backoff`);
         membership.onTransientFailure();
         this.failures++;
-        return Math.max(interval, Math.min(30_000, 1000 * 2 ** Math.min(this.failures, 5)));
+        return heartbeatRetryDelay('refused', this.failures, interval);
       case 'retry':
       default:
         membership.onTransientFailure();
         this.failures++;
         if (this.failures === 1)
           this.options.logger.warn(`heartbeat failed: ${this.lastError}; retrying`);
-        return Math.min(interval, 50 * 2 ** Math.min(this.failures, 6));
+        return heartbeatRetryDelay('transient', this.failures, interval);
     }
   }
 

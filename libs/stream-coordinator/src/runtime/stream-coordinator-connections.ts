@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import { closeConnection } from '../redis/close-connection.js';
+import { CONNECTION_CLOSED_EVENT, closeConnection } from '../redis/close-connection.js';
 import { createRedisConnection } from '../redis/create-redis-connection.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 
@@ -51,8 +51,18 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
       logger: this.options.logger,
     });
     this.track(connection);
-    connection.once('end', () => this.owned.delete(connection));
+    const forget = (): void => {
+      this.owned.delete(connection);
+    };
+    connection.once('end', forget);
+    // closed by its reader while ioredis was reconnecting it: inert, and never `end`
+    connection.once(CONNECTION_CLOSED_EVENT, forget);
     return connection;
+  }
+
+  /** How many connections this application holds open (diagnostics, tests). */
+  get trackedConnections(): number {
+    return this.owned.size;
   }
 
   private track(connection: RedisConnection): RedisConnection {

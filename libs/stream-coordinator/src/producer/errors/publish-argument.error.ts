@@ -1,8 +1,10 @@
+import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+
 /**
  * A publish call was given something it cannot write (the message names the argument).
  *
  * @publicApi
  */
-export class PublishArgumentError extends TypeError {
+export class PublishArgumentError extends StreamCoordinatorError {
   override readonly name = 'PublishArgumentError';
 }

@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+
 /**
  * Redis failed a publish for another reason than stale routing (connection lost, out of memory,
  * wrong key type…). The cause is attached. For a batch, `publishedIds` says which messages
@@ -5,7 +7,7 @@
  *
  * @publicApi
  */
-export class PublishError extends Error {
+export class PublishError extends StreamCoordinatorError {
   override readonly name = 'PublishError';
 
   constructor(

@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+
 /**
  * A publish kept hitting closed (or removed) shards: every attempt, with routing refreshed from
  * the coordinator in between, was refused with `STALE_ROUTING`. Usually a reshard that has not
@@ -6,7 +8,7 @@
  *
  * @publicApi
  */
-export class StaleRoutingError extends Error {
+export class StaleRoutingError extends StreamCoordinatorError {
   override readonly name = 'StaleRoutingError';
 
   constructor(
@@ -14,7 +16,7 @@ export class StaleRoutingError extends Error {
     readonly attempts: number,
     /** The last shard key that refused the write. */
     readonly shardKey: string,
-    options?: { cause?: unknown },
+    options: { cause?: unknown; publishedIds?: ReadonlyArray<string | undefined> } = {},
   ) {
     super(
       `Publishing to stream ${stream} failed after ${attempts} attempts: shard ${shardKey} is closed ` +
@@ -22,7 +24,15 @@ export class StaleRoutingError extends Error {
         'being resharded; retry later or check GET /v1/streams/' +
         stream +
         '.',
-      options,
+      { cause: options.cause },
     );
+    this.publishedIds = options.publishedIds ?? [];
   }
+
+  /**
+   * From `publishBatch`: the ids of the messages written before it gave up — on the shards that
+   * took them, possibly in earlier attempts — in input order (`undefined` for the ones that were
+   * not). Retry only those; the others are in the stream.
+   */
+  readonly publishedIds: ReadonlyArray<string | undefined>;
 }
