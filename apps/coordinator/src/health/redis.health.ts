@@ -45,7 +45,7 @@ export class RedisHealthIndicator {
     const indicator = this.health.check(key);
     try {
       await withTimeout(
-        this.redis.set(`${this.keys.prefix}:{m}:health`, String(Date.now()), 'PX', 10_000),
+        this.redis.set(this.keys.readinessProbeKey(), String(Date.now()), 'PX', 10_000),
         1000,
         'write',
       );
