@@ -1,0 +1,175 @@
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import type { Redis } from 'ioredis';
+import { activeShardIds, type StreamRecord } from '../core/streams/stream-record.js';
+import {
+  GROUP_PARTS,
+  isShardMetaField,
+  LEGACY_MARKERS,
+  LegacyKeyLayout,
+} from './legacy-key-layout.js';
+
+/** What {@link KeyLayoutMigration.run} did. */
+export interface KeyLayoutMigrationReport {
+  /** Keys moved whole to their new name. */
+  readonly moved: number;
+  /** `{g:<n>}:meta` hashes shared by group `<n>` and shard `<n>` of stream `g`, split in two. */
+  readonly split: readonly string[];
+  /** Shard meta hashes of stream `g` whose `state` the old layout had wiped, set again. */
+  readonly repaired: readonly string[];
+}
+
+/**
+ * Moves the control plane from the old key layout (`{g:<group>}`, `{m}`) to the current one
+ * (`{@g:<group>}`, `{@m}`); data-plane keys keep their names. Run with every coordinator stopped.
+ * Each key is copied with DUMP/RESTORE (so it works across Redis Cluster slots and keeps streams'
+ * ids and TTLs) and then deleted; a run that stops half way can simply be run again. The catalog
+ * keys that mark the old layout move last, so coordinators refuse to start until all is moved.
+ */
+export class KeyLayoutMigration {
+  private readonly legacy: LegacyKeyLayout;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly keys: KeySpace,
+    private readonly print: (line: string) => void = () => undefined,
+  ) {
+    this.legacy = new LegacyKeyLayout(keys.prefix);
+  }
+
+  /** The old layout's marker keys present in Redis (empty: nothing to migrate). */
+  async legacyMarkers(): Promise<string[]> {
+    const found: string[] = [];
+    for (const key of this.legacy.markerKeys()) {
+      if ((await this.redis.exists(key)) > 0) found.push(key);
+    }
+    return found;
+  }
+
+  /** A coordinator of the old layout answered a readiness probe in the last 10 s. */
+  async oldCoordinatorSeen(): Promise<boolean> {
+    return (await this.redis.exists(this.legacy.catalogKey('health'))) > 0;
+  }
+
+  async run(): Promise<KeyLayoutMigrationReport> {
+    let moved = 0;
+    const split: string[] = [];
+    for (const group of await this.legacyGroups()) {
+      for (const part of GROUP_PARTS) {
+        const from = this.legacy.groupKey(group, part);
+        const to = this.newGroupKey(group, part);
+        if (part === 'meta') {
+          const outcome = await this.moveGroupMeta(from, to);
+          if (outcome === 'split') split.push(from);
+          if (outcome !== 'none') moved++;
+        } else if (await this.move(from, to)) {
+          moved++;
+        }
+      }
+    }
+    for (const key of await this.scan(this.legacy.catalogKey('stream-events:*'))) {
+      const stream = this.legacy.parseStreamEventsKey(key);
+      if (stream !== null && (await this.move(key, this.keys.streamEventsKey(stream)))) moved++;
+    }
+    await this.redis.del(this.legacy.catalogKey('health'));
+    const targets: Record<(typeof LEGACY_MARKERS)[number], string> = {
+      'catalog-version': this.keys.catalogVersionKey(),
+      groups: this.keys.groupsIndexKey(),
+      streams: this.keys.streamsKey(),
+    };
+    for (const part of LEGACY_MARKERS) {
+      if (await this.move(this.legacy.catalogKey(part), targets[part])) moved++;
+    }
+    const repaired = await this.repairCollidedShards();
+    this.print(
+      `moved ${moved} key(s); split ${split.length} shared meta hash(es)${split.length ? `: ${split.join(', ')}` : ''}; ` +
+        `repaired ${repaired.length} shard meta hash(es)${repaired.length ? `: ${repaired.join(', ')}` : ''}`,
+    );
+    return { moved, split, repaired };
+  }
+
+  /** Every group of the old layout: its index and every key of its family (the index can lag). */
+  private async legacyGroups(): Promise<string[]> {
+    const groups = new Set(await this.redis.smembers(this.legacy.catalogKey('groups')));
+    for (const key of await this.scan(`${this.keys.prefix}:{g:*`)) {
+      const parsed = this.legacy.parseGroupKey(key);
+      // A `{g:<n>}:meta` hash alone may be a shard's meta of stream `g`: moveGroupMeta decides.
+      if (parsed) groups.add(parsed.group);
+    }
+    return [...groups].sort();
+  }
+
+  private newGroupKey(group: string, part: (typeof GROUP_PARTS)[number]): string {
+    switch (part) {
+      case 'meta':
+        return this.keys.groupMetaKey(group);
+      case 'members':
+        return this.keys.groupMembersKey(group);
+      case 'targets':
+        return this.keys.groupTargetsKey(group);
+      case 'seen':
+        return this.keys.groupSeenKey(group);
+      case 'events':
+        return this.keys.groupEventsKey(group);
+      case 'projection':
+        return this.keys.groupProjectionKey(group);
+    }
+  }
+
+  /**
+   * Moves a group's meta hash. When it also holds a shard's fields (`state`, `owner:*`, `gate:*`:
+   * the collision of the old layout), only the group's fields move and the shard's stay.
+   */
+  private async moveGroupMeta(from: string, to: string): Promise<'none' | 'moved' | 'split'> {
+    const hash = await this.redis.hgetall(from);
+    const fields = Object.keys(hash);
+    const groupFields = fields.filter((f) => !isShardMetaField(f));
+    if (groupFields.length === 0) return 'none';
+    if (groupFields.length === fields.length) return (await this.move(from, to)) ? 'moved' : 'none';
+    await this.redis.del(to);
+    await this.redis.hset(to, Object.fromEntries(groupFields.map((f) => [f, hash[f] ?? ''])));
+    await this.redis.hdel(from, ...groupFields);
+    return 'split';
+  }
+
+  /**
+   * Shards of a stream named `g` whose meta hash lost `state` (deleting group `<n>` deleted the
+   * shared `{g:<n>}:meta`): every active shard is open for producers, so `state=open` again.
+   */
+  private async repairCollidedShards(): Promise<string[]> {
+    const raw = await this.redis.hget(this.keys.streamsKey(), 'g');
+    if (raw === null) return [];
+    const record = JSON.parse(raw) as StreamRecord;
+    const repaired: string[] = [];
+    for (const id of activeShardIds(record)) {
+      const meta = shardMetaKey(this.keys.shardKey('g', id));
+      if ((await this.redis.hsetnx(meta, 'state', 'open')) === 1) repaired.push(meta);
+    }
+    return repaired;
+  }
+
+  /** Copies `from` to `to` (replacing it, keeping its TTL) and deletes `from`; false if absent. */
+  private async move(from: string, to: string): Promise<boolean> {
+    const dump = await this.redis.dumpBuffer(from);
+    if (dump === null) return false;
+    const ttl = await this.redis.pttl(from);
+    await this.redis.restore(to, ttl > 0 ? ttl : 0, dump, 'REPLACE');
+    await this.redis.del(from);
+    return true;
+  }
+
+  /** Every key matching `pattern`, on every master of a cluster. */
+  private async scan(pattern: string): Promise<string[]> {
+    const nodes: Redis[] = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+    const out = new Set<string>();
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        for (const key of batch) out.add(key);
+      } while (cursor !== '0');
+    }
+    return [...out].sort();
+  }
+}
