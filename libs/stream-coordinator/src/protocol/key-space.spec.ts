@@ -171,7 +171,7 @@ const prefixArb = fc.oneof(
 
 function argsArb(arity: string): fc.Arbitrary<(string | number)[]> {
   return fc.tuple(
-    ...[...arity].map((c): fc.Arbitrary<string | number> => {
+    ...arity.split('').map((c): fc.Arbitrary<string | number> => {
       if (c === 'N') return shardArb;
       if (c === 'M') return idArb;
       return nameArb;
@@ -179,9 +179,7 @@ function argsArb(arity: string): fc.Arbitrary<(string | number)[]> {
   );
 }
 
-function namedArb(
-  families: Readonly<Record<string, { arity: string }>>,
-): fc.Arbitrary<Named> {
+function namedArb(families: Readonly<Record<string, { arity: string }>>): fc.Arbitrary<Named> {
   return fc.oneof(
     ...Object.entries(families).map(([family, { arity }]) =>
       fc
@@ -191,10 +189,8 @@ function namedArb(
   );
 }
 
-const build = (
-  families: Readonly<Record<string, { build: Builder }>>,
-  x: Named,
-): string => (families[x.family] as { build: Builder }).build(new KeySpace(x.prefix), x.args);
+const build = (families: Readonly<Record<string, { build: Builder }>>, x: Named): string =>
+  (families[x.family] as { build: Builder }).build(new KeySpace(x.prefix), x.args);
 
 describe('key space: every key family is disjoint from every other, by construction', () => {
   it('covers every key-building method of KeySpace', () => {
