@@ -1,5 +1,11 @@
-import { describe, it } from 'vitest';
-import { runKeyLayoutMigrationScenario } from '../support/key-layout-migration-scenario.js';
+import { describe, expect, it } from 'vitest';
+import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import { LegacyKeyLayout } from '../../apps/coordinator/src/key-layout/legacy-key-layout.js';
+import {
+  keysMatching,
+  runKeyLayoutMigrationScenario,
+  runMigrateKeys,
+} from '../support/key-layout-migration-scenario.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
 
 describe('moving an existing deployment to the current key layout', () => {
@@ -7,5 +13,36 @@ describe('moving an existing deployment to the current key layout', () => {
 
   it('refuses to start on the old layout; migrate-keys moves every group and the catalog, splits the shared meta hash and repairs the wiped one', async () => {
     await runKeyLayoutMigrationScenario(redisUrl(), redis(), prefix);
+  });
+});
+
+describe('migrate-keys while a coordinator of the old layout still runs', () => {
+  const { prefix, redis } = useRedisPrefix('key-migration-busy');
+
+  it('refuses while the old layout records answered heartbeats (no readiness probe needed), moves once they are 10 s old', async () => {
+    const legacy = new LegacyKeyLayout(prefix);
+    const [seconds] = await redis().time();
+    const now = Number(seconds) * 1000;
+    // What an old coordinator without a polled readiness probe leaves: a catalog, a group, and
+    // the Redis time of the heartbeat it answered a moment ago.
+    await redis().sadd(legacy.catalogKey('groups'), 'shop');
+    await redis().set(legacy.catalogKey('catalog-version'), '1');
+    await redis().hset(legacy.groupKey('shop', 'meta'), 'version', '3', 'createdAt', '1');
+    await redis().zadd(legacy.groupKey('shop', 'seen'), now, 'member-1');
+    const before = await keysMatching(redis(), `${prefix}:*`);
+
+    const busy = await runMigrateKeys(redisUrl(), prefix);
+    expect(busy.code, busy.output).toBe(1);
+    expect(busy.output).toContain('shop');
+    expect(busy.output).toContain('stop every coordinator replica');
+    expect(await keysMatching(redis(), `${prefix}:*`)).toEqual(before);
+
+    // Every coordinator stopped 10 s ago: the last answered heartbeat is that old.
+    await redis().zadd(legacy.groupKey('shop', 'seen'), now - 10_001, 'member-1');
+    const run = await runMigrateKeys(redisUrl(), prefix);
+    expect(run.code, run.output).toBe(0);
+    const keys = new KeySpace(prefix);
+    expect(await redis().zscore(keys.groupSeenKey('shop'), 'member-1')).toBe(String(now - 10_001));
+    expect(await keysMatching(redis(), `${prefix}:{g:*`)).toEqual([]);
   });
 });

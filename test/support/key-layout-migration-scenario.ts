@@ -17,6 +17,7 @@ import {
 } from '../coordinator/support/coordinator-fixture.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from './coordinator-process.js';
 import { repoRoot } from './service-process.js';
+import { waitUntil } from '../coordinator/support/wait-until.js';
 
 const MIGRATE_MAIN = resolve(repoRoot(), 'apps/coordinator/dist/key-layout/migrate-keys-main.js');
 
@@ -52,6 +53,22 @@ export async function keysMatching(redis: RedisConnection, pattern: string): Pro
   return out.sort();
 }
 
+/** Groups of the old layout whose last answered heartbeat (Redis time) is younger than `ms`. */
+async function heartbeatsYoungerThan(
+  redis: RedisConnection,
+  prefix: string,
+  ms: number,
+): Promise<string[]> {
+  const [seconds] = await redis.time();
+  const now = Number(seconds) * 1000;
+  const young: string[] = [];
+  for (const key of await keysMatching(redis, `${prefix}:{g:*}:seen`)) {
+    const [, last] = await redis.zrevrange(key, 0, 0, 'WITHSCORES');
+    if (last !== undefined && now - Number(last) < ms) young.push(`${key} at ${last}`);
+  }
+  return young;
+}
+
 /**
  * Puts the control plane back into the old key layout, exactly as a coordinator before the fix
  * left it: `{@g:<group>}` → `{g:<group>}`, `{@m}` → `{m}` (DUMP/RESTORE: on a cluster the names
@@ -77,7 +94,7 @@ export async function toLegacyLayout(redis: RedisConnection, prefix: string): Pr
  * The whole move of a deployment, on the Redis at `redisUrl`: real state made by the built
  * coordinator (groups "0" on stream `g`, so its meta hash is shard 0's, "1" deleted under the old
  * layout so shard 1 of `g` lost its state, and "shop"), put back into the old layout; the new
- * coordinator refuses to start; migrate-keys refuses while an old coordinator answers probes,
+ * coordinator refuses to start; migrate-keys refuses while an old coordinator answers probes (or answered heartbeats in the last 10 s),
  * then moves, splits and repairs, and a second run moves nothing; the restarted coordinator
  * serves exactly the state it had, and the group commits on it.
  */
@@ -141,6 +158,14 @@ export async function runKeyLayoutMigrationScenario(
     expect(busy.output).toContain('stop every coordinator replica');
     await redis.del(`${prefix}:{m}:health`);
 
+    // It also refuses while the old layout shows a heartbeat answered in the last 10 s (the
+    // coordinator above answered some moments ago): wait as the procedure says.
+    await waitUntil(
+      'the last heartbeat answered under the old layout is 10 s old',
+      () => heartbeatsYoungerThan(redis, prefix, 10_000),
+      30_000,
+      250,
+    );
     const run = await runMigrateKeys(redisUrl, prefix);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain(`split 1 shared meta hash(es): ${prefix}:{g:0}:meta`);

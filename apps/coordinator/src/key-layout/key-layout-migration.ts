@@ -9,6 +9,9 @@ import {
   LegacyKeyLayout,
 } from './legacy-key-layout.js';
 
+/** How long the old layout must have been quiet (no probe, no heartbeat answered) to migrate. */
+export const OLD_COORDINATOR_QUIET_MS = 10_000;
+
 /** What {@link KeyLayoutMigration.run} did. */
 export interface KeyLayoutMigrationReport {
   /** Keys moved whole to their new name. */
@@ -46,9 +49,30 @@ export class KeyLayoutMigration {
     return found;
   }
 
-  /** A coordinator of the old layout answered a readiness probe in the last 10 s. */
-  async oldCoordinatorSeen(): Promise<boolean> {
-    return (await this.redis.exists(this.legacy.catalogKey('health'))) > 0;
+  /**
+   * Why a coordinator of the old layout looks alive, or `null`: it answered a readiness probe
+   * (its key lives 10 s) or a member's heartbeat (the Redis time a group's `seen` records) in the
+   * last {@link OLD_COORDINATOR_QUIET_MS}. The heartbeats catch replicas nothing probes.
+   */
+  async oldCoordinatorActivity(): Promise<string | null> {
+    if ((await this.redis.exists(this.legacy.catalogKey('health'))) > 0) {
+      return 'a coordinator of the old key layout answered a readiness probe in the last 10 s';
+    }
+    const [seconds, micros] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    for (const group of await this.legacyGroups()) {
+      const [, last] = await this.redis.zrevrange(
+        this.legacy.groupKey(group, 'seen'),
+        0,
+        0,
+        'WITHSCORES',
+      );
+      const age = last === undefined ? Infinity : now - Number(last);
+      if (age < OLD_COORDINATOR_QUIET_MS) {
+        return `a coordinator of the old key layout answered a heartbeat of group ${group} ${Math.max(age, 0)} ms ago`;
+      }
+    }
+    return null;
   }
 
   async run(): Promise<KeyLayoutMigrationReport> {

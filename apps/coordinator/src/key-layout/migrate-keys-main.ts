@@ -7,7 +7,8 @@ import { KeyLayoutMigration } from './key-layout-migration.js';
  * (`{g:<group>}`, `{m}`) to the current one, with the coordinator's environment (`REDIS_URL`,
  * `KEY_PREFIX`). Run it with every coordinator replica stopped (docs/operations.md, "Moving to the
  * current key layout"). Exit code 0 when Redis is in the current layout afterwards (also when
- * there was nothing to move), 1 on an error or when a coordinator of the old layout still runs.
+ * there was nothing to move), 1 on an error or when a coordinator of the old layout still runs (it answered a readiness
+ * probe or a heartbeat in the last 10 s).
  */
 async function main(): Promise<number> {
   const redis = createRedisConnection(
@@ -24,10 +25,11 @@ async function main(): Promise<number> {
       new KeySpace(process.env.KEY_PREFIX || 'rsc'),
       print,
     );
-    if (await migration.oldCoordinatorSeen()) {
+    const activity = await migration.oldCoordinatorActivity();
+    if (activity !== null) {
       process.stderr.write(
-        'migrate-keys: a coordinator of the old key layout answered a readiness probe in the ' +
-          'last 10 s; stop every coordinator replica, wait 10 s and run again\n',
+        `migrate-keys: ${activity}; stop every coordinator replica, wait 10 s and run again ` +
+          '(nothing was moved)\n',
       );
       return 1;
     }
