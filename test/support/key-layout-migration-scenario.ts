@@ -152,7 +152,8 @@ export async function runKeyLayoutMigrationScenario(
     expect(await keysMatching(redis, `${prefix}:{@*`)).toEqual([]);
 
     // The tool refuses while a coordinator of the old layout answers readiness probes.
-    await redis.set(`${prefix}:{m}:health`, '1', 'PX', 10_000);
+    // (A long TTL: the tool starting on a loaded machine must still find it.)
+    await redis.set(`${prefix}:{m}:health`, '1', 'PX', 120_000);
     const busy = await runMigrateKeys(redisUrl, prefix);
     expect(busy.code, busy.output).toBe(1);
     expect(busy.output).toContain('stop every coordinator replica');
