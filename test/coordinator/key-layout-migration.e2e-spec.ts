@@ -6,7 +6,9 @@ import {
   runKeyLayoutMigrationScenario,
   runMigrateKeys,
 } from '../support/key-layout-migration-scenario.js';
+import { CoordinatorApi } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
+import { useCoordinator } from './support/coordinator-fixture.js';
 
 describe('moving an existing deployment to the current key layout', () => {
   const { prefix, redis } = useRedisPrefix('key-migration');
@@ -44,5 +46,29 @@ describe('migrate-keys while a coordinator of the old layout still runs', () => 
     const keys = new KeySpace(prefix);
     expect(await redis().zscore(keys.groupSeenKey('shop'), 'member-1')).toBe(String(now - 10_001));
     expect(await keysMatching(redis(), `${prefix}:{g:*`)).toEqual([]);
+  });
+});
+
+describe('a coordinator of the old layout that starts after the move', () => {
+  const fx = useCoordinator('key-layout-ready');
+
+  it('turns /health/ready down while the old catalog is back, with the reason, and up once it is gone', async () => {
+    const anonymous = new CoordinatorApi(fx.coordinator().url, null);
+    type Ready = { status: string; details?: Record<string, { status: string; reason?: string }> };
+    expect((await anonymous.get<Ready>('/health/ready')).status).toBe(200);
+
+    // What an old coordinator does on this prefix when it starts: declare STREAMS in `{m}`.
+    const legacy = new LegacyKeyLayout(fx.prefix);
+    await fx.redis().hset(legacy.catalogKey('streams'), 'orders', '{}');
+    const down = await anonymous.get<Ready>('/health/ready');
+    expect(down.status).toBe(503);
+    expect(down.body.details?.keyLayout?.status).toBe('down');
+    expect(down.body.details?.keyLayout?.reason).toContain(legacy.catalogKey('streams'));
+    expect(down.body.details?.persistence?.status).toBe('up');
+
+    await fx.redis().del(legacy.catalogKey('streams'));
+    const up = await anonymous.get<Ready>('/health/ready');
+    expect(up.status).toBe(200);
+    expect(up.body.details?.keyLayout?.status).toBe('up');
   });
 });

@@ -6,7 +6,7 @@ import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 
 /** Bounds each probe so a hung Redis turns the check `down` instead of hanging it. */
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise,
