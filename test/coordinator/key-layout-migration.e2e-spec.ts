@@ -49,6 +49,41 @@ describe('migrate-keys while a coordinator of the old layout still runs', () => 
   });
 });
 
+describe('migrate-keys when both layouts hold a key', () => {
+  const { prefix, redis } = useRedisPrefix('key-migration-both');
+
+  it('never overwrites current state that differs (an old coordinator started after the move), finishes a copy left by an interrupted run', async () => {
+    const legacy = new LegacyKeyLayout(prefix);
+    const keys = new KeySpace(prefix);
+    // The current catalog after the move, and the one an old coordinator declared since.
+    await redis().hset(keys.streamsKey(), 'orders', '{"current":true}');
+    await redis().hset(legacy.catalogKey('streams'), 'orders', '{"redeclared":true}');
+    // A group whose meta a stopped run had copied but not yet deleted, and one it never reached.
+    await redis().hset(legacy.groupKey('shop', 'meta'), 'version', '3');
+    await redis().hset(keys.groupMetaKey('shop'), 'version', '3');
+    await redis().hset(legacy.groupKey('billing', 'meta'), 'version', '5');
+    await redis().hset(keys.groupMetaKey('billing'), 'version', '9');
+    const before = await keysMatching(redis(), `${prefix}:*`);
+
+    const refused = await runMigrateKeys(redisUrl(), prefix);
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toContain(legacy.catalogKey('streams'));
+    expect(refused.output).toContain(legacy.groupKey('billing', 'meta'));
+    expect(refused.output).not.toContain(legacy.groupKey('shop', 'meta'));
+    expect(await keysMatching(redis(), `${prefix}:*`)).toEqual(before);
+    expect(await redis().hgetall(keys.streamsKey())).toEqual({ orders: '{"current":true}' });
+    expect(await redis().hget(keys.groupMetaKey('billing'), 'version')).toBe('9');
+
+    // The operator drops what the old coordinator wrote; the run then completes.
+    await redis().del(legacy.catalogKey('streams'), legacy.groupKey('billing', 'meta'));
+    const run = await runMigrateKeys(redisUrl(), prefix);
+    expect(run.code, run.output).toBe(0);
+    expect(await keysMatching(redis(), `${prefix}:{g:*`)).toEqual([]);
+    expect(await redis().hget(keys.groupMetaKey('shop'), 'version')).toBe('3');
+    expect(await redis().hgetall(keys.streamsKey())).toEqual({ orders: '{"current":true}' });
+  });
+});
+
 describe('a coordinator of the old layout that starts after the move', () => {
   const fx = useCoordinator('key-layout-ready');
 
