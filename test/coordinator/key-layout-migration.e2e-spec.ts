@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { LegacyKeyLayout } from '../../apps/coordinator/src/key-layout/legacy-key-layout.js';
@@ -7,7 +8,9 @@ import {
   runMigrateKeys,
 } from '../support/key-layout-migration-scenario.js';
 import { CoordinatorApi } from '../support/coordinator-process.js';
+import { runNodeTool } from '../observability/support/run-node-tool.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
+import { repoRoot } from '../support/service-process.js';
 import { useCoordinator } from './support/coordinator-fixture.js';
 
 describe('moving an existing deployment to the current key layout', () => {
@@ -105,5 +108,25 @@ describe('a coordinator of the old layout that starts after the move', () => {
     const up = await anonymous.get<Ready>('/health/ready');
     expect(up.status).toBe(200);
     expect(up.body.details?.keyLayout?.status).toBe('up');
+  });
+});
+
+describe('the projections tool on the old layout', () => {
+  const { prefix, redis } = useRedisPrefix('key-migration-projections');
+
+  it('exits 1 with the migration hint instead of verifying no group at all', async () => {
+    const legacy = new LegacyKeyLayout(prefix);
+    await redis().sadd(legacy.catalogKey('groups'), 'shop');
+    await redis().hset(legacy.catalogKey('streams'), 'orders', '{}');
+    const before = await keysMatching(redis(), `${prefix}:*`);
+    const run = await runNodeTool(
+      resolve(repoRoot(), 'apps/coordinator/dist/projections/projections-main.js'),
+      ['verify'],
+      { REDIS_URL: redisUrl(), KEY_PREFIX: prefix },
+    );
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stderr).toContain(legacy.catalogKey('groups'));
+    expect(run.stderr).toContain('migrate-keys');
+    expect(await keysMatching(redis(), `${prefix}:*`)).toEqual(before);
   });
 });
