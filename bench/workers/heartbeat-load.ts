@@ -1,9 +1,10 @@
 import { Agent, request } from 'node:http';
 import { Redis } from 'ioredis';
-import type {
-  HeartbeatRequest,
-  HeartbeatResponse,
-  StreamShards,
+import {
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  KeySpace,
+  type StreamShards,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { summarize } from '../support/stats.js';
 import { env, ipc } from './worker-ipc.js';
@@ -243,7 +244,7 @@ async function converge(
   await join([group], count, stream, 16);
   const live = [...members];
   const nudges = new Redis(env('REDIS_URL'));
-  const channel = `${env('KEY_PREFIX')}:nudge:${group}`;
+  const channel = new KeySpace(env('KEY_PREFIX')).nudgeChannel(group);
   const byId = new Map(live.map((m) => [m.memberId, m]));
   let running = true;
   const timers = new Map<SimMember, NodeJS.Timeout>();

@@ -2,7 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import type { DescribedGroup, GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  type DescribedGroup,
+  type GroupEventEntry,
+  KeySpace,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import {
   CoordinatorApi,
   CoordinatorProcess,
@@ -171,7 +175,7 @@ async function main(): Promise<void> {
     const shards: ShardRow[] = [];
     for (let shard = 0; shard < SHARDS; shard++) {
       const info = (await data
-        .xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`)
+        .xinfo('GROUPS', new KeySpace(prefix).shardKey(STREAM, shard))
         .catch(() => [])) as unknown[][];
       const row = info.map(toRecord).find((r) => r.name === GROUP);
       const owner = described?.members.find((m) =>
@@ -219,7 +223,7 @@ async function main(): Promise<void> {
     let backlog = 0;
     for (let shard = 0; shard < SHARDS; shard++) {
       const info = (await data
-        .xinfo('GROUPS', `${prefix}:{${STREAM}:${shard}}`)
+        .xinfo('GROUPS', new KeySpace(prefix).shardKey(STREAM, shard))
         .catch(() => [])) as unknown[][];
       const row = info.map(toRecord).find((r) => r.name === GROUP);
       backlog += row ? Number(row.pending) + Number(row.lag ?? 1) : 0;

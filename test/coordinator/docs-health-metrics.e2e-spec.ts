@@ -128,7 +128,12 @@ describe('/docs, /health and /metrics', () => {
     }>('/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe('ok');
-    expect(Object.keys(ready.body.details).sort()).toEqual(['coordinator', 'persistence', 'redis']);
+    expect(Object.keys(ready.body.details).sort()).toEqual([
+      'coordinator',
+      'keyLayout',
+      'persistence',
+      'redis',
+    ]);
     for (const d of Object.values(ready.body.details)) expect(d.status).toBe('up');
   });
 

@@ -6,6 +6,7 @@ import {
   type GroupListing,
   type HeartbeatResponse,
   ID_PATTERN,
+  KeySpace,
   type LeaveResponse,
   murmur3x86_32,
   type ProtocolErrorBody,
@@ -46,6 +47,18 @@ async function stateOf(
   }
   expect(described.assignmentEpoch).toBeLessThanOrEqual(described.groupEpoch);
   return described;
+}
+
+/** The keys of a group, and the `<prefix>:{@g:<group>}` stem they all start with. */
+function groupKeys(prefix: string, group: string) {
+  const keys = new KeySpace(prefix);
+  return {
+    stem: keys.groupMetaKey(group).slice(0, -':meta'.length),
+    meta: keys.groupMetaKey(group),
+    members: keys.groupMembersKey(group),
+    targets: keys.groupTargetsKey(group),
+    seen: keys.groupSeenKey(group),
+  };
 }
 
 function types(events: readonly GroupEventEntry[]): string[] {
@@ -352,7 +365,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
     expect((await api.get('/v1/groups/g-nowhere')).status).toBe(404);
     const list = await api.get<{ groups: GroupListing[] }>('/v1/groups');
     expect(list.body.groups.map((x) => x.groupId)).not.toContain('g-nowhere');
-    expect(await fx.redis().exists(`${fx.prefix}:{g:g-nowhere}:meta`)).toBe(0);
+    expect(await fx.redis().exists(groupKeys(fx.prefix, 'g-nowhere').meta)).toBe(0);
   });
 
   it('leave (-1 and the leave route) frees the shards at once', async () => {
@@ -553,8 +566,8 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
       ownedShards: a.owned,
     };
     const first = await ok(api, g, full);
-    const metaBefore = await fx.redis().hgetall(`${fx.prefix}:{g:${g}}:meta`);
-    const membersBefore = await fx.redis().hgetall(`${fx.prefix}:{g:${g}}:members`);
+    const metaBefore = await fx.redis().hgetall(groupKeys(fx.prefix, g).meta);
+    const membersBefore = await fx.redis().hgetall(groupKeys(fx.prefix, g).members);
     const eventsBefore = await allEvents(api, g);
     const describedBefore = await describeGroup(api, g);
     const second = await ok(api, g, full);
@@ -565,8 +578,8 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
       [0, 1],
     ]);
     expect(second.diff.added).toEqual([]);
-    expect(await fx.redis().hgetall(`${fx.prefix}:{g:${g}}:meta`)).toEqual(metaBefore);
-    expect(await fx.redis().hgetall(`${fx.prefix}:{g:${g}}:members`)).toEqual(membersBefore);
+    expect(await fx.redis().hgetall(groupKeys(fx.prefix, g).meta)).toEqual(metaBefore);
+    expect(await fx.redis().hgetall(groupKeys(fx.prefix, g).members)).toEqual(membersBefore);
     expect(await allEvents(api, g)).toEqual(eventsBefore);
     const describedAfter = await describeGroup(api, g);
     expect({
@@ -773,8 +786,9 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
     ).not.toContain(g);
     const again = await admin.delete<ProtocolErrorBody>(`/v1/groups/${g}`);
     expect([again.status, again.body.error.code]).toEqual([404, 'GROUP_ID_NOT_FOUND']);
-    for (const part of ['meta', 'members', 'targets', 'seen']) {
-      expect(await fx.redis().exists(`${fx.prefix}:{g:${g}}:${part}`)).toBe(0);
+    const { meta, members, targets, seen } = groupKeys(fx.prefix, g);
+    for (const part of [meta, members, targets, seen]) {
+      expect(await fx.redis().exists(part)).toBe(0);
     }
     // A new join starts the group afresh.
     expect((await ok(api, g, joinRequest('a', ['orders']))).memberEpoch).toBe(1);
@@ -1025,10 +1039,10 @@ describe('Kafka KIP-848 scenarios over HTTP (short session timeout, GROUP_MAX_SI
     const g = 'g-max';
     await ok(api, g, joinRequest('a', ['orders']));
     await ok(api, g, joinRequest('b', ['orders']));
-    const before = await snapshotKeys(fx.redis(), `${fx.prefix}:{g:${g}}`);
+    const before = await snapshotKeys(fx.redis(), groupKeys(fx.prefix, g).stem);
     const full = await refused(api, g, joinRequest('c', ['orders']), 409, 'GROUP_MAX_SIZE_REACHED');
     expect(full.error.message).toContain('GROUP_MAX_SIZE');
-    const after = await snapshotKeys(fx.redis(), `${fx.prefix}:{g:${g}}`);
+    const after = await snapshotKeys(fx.redis(), groupKeys(fx.prefix, g).stem);
     expect(after).toEqual(before);
     expect((await describeGroup(api, g)).members).toHaveLength(2);
     expect((await heartbeat(api, g, joinRequest('a', ['orders']))).status).toBe(200);

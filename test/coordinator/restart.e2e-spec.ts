@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DescribedGroup } from '@redis-stream-coordinator/nestjs/protocol';
+import { type DescribedGroup, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { decodeMember } from '../../apps/coordinator/src/store/group-records.js';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
@@ -103,7 +103,7 @@ describe('coordinator restart in the middle of a rebalance', () => {
 
     // The premise: the committed state at the crash is mid-rebalance.
     const committed = Object.values(
-      await redis.redis().hgetall(`${redis.prefix}:{g:${GROUP}}:members`),
+      await redis.redis().hgetall(new KeySpace(redis.prefix).groupMembersKey(GROUP)),
     ).map(decodeMember);
     const states = committed.map((m) => `${m.memberId}=${m.state}@${m.memberEpoch}`);
     expect(
@@ -112,7 +112,7 @@ describe('coordinator restart in the middle of a rebalance', () => {
     ).toBe(true);
     expect(committed.find((m) => m.memberId === laggard)?.state).toBe('UNREVOKED_SHARDS');
     const epochAtCrash = Number(
-      await redis.redis().hget(`${redis.prefix}:{g:${GROUP}}:meta`, 'groupEpoch'),
+      await redis.redis().hget(new KeySpace(redis.prefix).groupMetaKey(GROUP), 'groupEpoch'),
     );
     expect(epochAtCrash).toBe(epochBefore + 1);
 

@@ -4,6 +4,7 @@ import type {
   HeartbeatRequest,
   HeartbeatResponse,
 } from '@redis-stream-coordinator/nestjs/protocol';
+import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorError } from '../../apps/coordinator/src/core/coordinator-error.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
@@ -62,7 +63,7 @@ describe('session and rebalance timers', () => {
   ): Promise<{ status: number; body: HeartbeatResponse }> =>
     api.post<HeartbeatResponse>(`/v1/groups/${group}/heartbeat`, body);
   const seenAt = async (group: string, memberId: string): Promise<number> =>
-    Number(await redis.redis().zscore(`${redis.prefix}:{g:${group}}:seen`, memberId));
+    Number(await redis.redis().zscore(new KeySpace(redis.prefix).groupSeenKey(group), memberId));
 
   it('expires a silent member within the session timeout plus a small bound', async () => {
     const group = 'g-expiry';

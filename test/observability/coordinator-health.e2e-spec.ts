@@ -46,6 +46,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
       coordinator: { status: 'up' },
       redis: { status: 'up' },
       persistence: { status: 'up' },
+      keyLayout: { status: 'up' },
     });
   });
 

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { loadCoordinatorConfig } from './config/coordinator-config.js';
 import { InvalidConfigError } from './config/invalid-config.error.js';
+import { LegacyKeyLayoutError } from './key-layout/legacy-key-layout.error.js';
 
-/** Prints a configuration problem (no stack trace: it is the operator's to fix) and exits 1. */
-function refuseToStart(error: InvalidConfigError): never {
+/** Prints a problem that is the operator's to fix (no stack trace) and exits 1. */
+function refuseToStart(error: InvalidConfigError | LegacyKeyLayoutError): never {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
@@ -25,7 +26,9 @@ async function main(): Promise<void> {
   try {
     await startCoordinator(config);
   } catch (error) {
-    if (error instanceof InvalidConfigError) refuseToStart(error);
+    if (error instanceof InvalidConfigError || error instanceof LegacyKeyLayoutError) {
+      refuseToStart(error);
+    }
     throw error;
   }
 }

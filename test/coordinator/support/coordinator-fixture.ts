@@ -9,8 +9,10 @@ import type {
   StreamShards,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import {
+  KeySpace,
   ownerField,
   parseFenceToken,
+  prefixOfKey,
   shardMetaKey,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import {
@@ -218,7 +220,8 @@ export async function snapshotKeys(redis: Redis, prefix: string): Promise<Record
   } while (cursor !== '0');
   const out: Record<string, unknown> = {};
   for (const key of keys.sort()) {
-    if (key === `${prefix}:{m}:health`) continue;
+    const keyPrefix = prefixOfKey(key);
+    if (keyPrefix !== null && key === new KeySpace(keyPrefix).readinessProbeKey()) continue;
     const type = await redis.type(key);
     if (type === 'hash') out[key] = await redis.hgetall(key);
     else if (type === 'zset') out[key] = await redis.zrange(key, '0', '-1', 'WITHSCORES');

@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
-import type { GroupEventEntry, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  type GroupEventEntry,
+  KeySpace,
+  type StreamRouting,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll } from 'vitest';
 import {
   CoordinatorApi,
@@ -275,7 +279,7 @@ export async function streamEvents(
   prefix: string,
   stream: string,
 ): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
-  const entries = await redis.xrange(`${prefix}:{m}:stream-events:${stream}`, '-', '+');
+  const entries = await redis.xrange(new KeySpace(prefix).streamEventsKey(stream), '-', '+');
   return entries.map(([, fields]) => {
     const f: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;

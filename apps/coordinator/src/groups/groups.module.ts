@@ -27,6 +27,7 @@ import { SessionTimers } from './session-timers.js';
 import { COORDINATOR_METRICS_OBSERVER } from '../metrics/metrics.tokens.js';
 import type { GroupCoordinatorObserver } from './group-coordinator.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
+import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
 
 /**
  * The group protocol and stream catalog: the pure core wired to Redis, the HTTP routes of
@@ -37,6 +38,7 @@ import { MetricsModule } from '../metrics/metrics.module.js';
   controllers: [GroupsController],
   providers: [
     AssignorRegistry,
+    KeyLayoutCheck,
     CoordinatorLifecycle,
     {
       provide: KEY_SPACE,

@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { KeyLayoutHealthIndicator } from './key-layout.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 import { ServingState } from './serving-state.js';
 
@@ -10,6 +11,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly redis: RedisHealthIndicator,
     private readonly serving: ServingState,
+    private readonly keyLayout: KeyLayoutHealthIndicator,
   ) {}
 
   /** The process is up and its event loop answers. */
@@ -19,7 +21,10 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Redis reachable and writable, and this replica serving (503 while shutting down). */
+  /**
+   * Redis reachable and writable, no coordinator of the old key layout on this prefix, and this
+   * replica serving (503 while shutting down).
+   */
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
@@ -27,6 +32,7 @@ export class HealthController {
       () => this.serving.check('coordinator'),
       () => this.redis.isReachable('redis'),
       () => this.redis.isWritable('persistence'),
+      () => this.keyLayout.isCurrent('keyLayout'),
     ]);
   }
 }

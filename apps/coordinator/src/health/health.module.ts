@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { GroupsModule } from '../groups/groups.module.js';
 import { HealthController } from './health.controller.js';
+import { KeyLayoutHealthIndicator } from './key-layout.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 import { ServingState } from './serving-state.js';
 
@@ -9,6 +10,6 @@ import { ServingState } from './serving-state.js';
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty', logger: false }), GroupsModule],
   controllers: [HealthController],
-  providers: [RedisHealthIndicator, ServingState],
+  providers: [RedisHealthIndicator, KeyLayoutHealthIndicator, ServingState],
 })
 export class HealthModule {}

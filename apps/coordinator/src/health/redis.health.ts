@@ -6,7 +6,7 @@ import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 
 /** Bounds each probe so a hung Redis turns the check `down` instead of hanging it. */
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise,
@@ -45,7 +45,7 @@ export class RedisHealthIndicator {
     const indicator = this.health.check(key);
     try {
       await withTimeout(
-        this.redis.set(`${this.keys.prefix}:{m}:health`, String(Date.now()), 'PX', 10_000),
+        this.redis.set(this.keys.readinessProbeKey(), String(Date.now()), 'PX', 10_000),
         1000,
         'write',
       );

@@ -25,7 +25,7 @@ return 1
 );
 
 /**
- * The `<prefix>:{g:<group>}:projection` hash of each group: the last {@link ProjectedGroup}
+ * The `<prefix>:{@g:<group>}:projection` hash (`KeySpace.groupProjectionKey`) of each group: the last {@link ProjectedGroup}
  * folded from its event log (`lastEventId`, `body` JSON). Same hash tag as the group's other
  * keys. It is a cache of the log: dropping it loses nothing.
  */
@@ -37,7 +37,7 @@ export class ProjectionStore {
 
   /** The projection key of a group. */
   key(groupId: string): string {
-    return `${this.keys.prefix}:{g:${groupId}}:projection`;
+    return this.keys.groupProjectionKey(groupId);
   }
 
   /** The stored projection, or `null`. */

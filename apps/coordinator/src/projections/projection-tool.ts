@@ -1,6 +1,8 @@
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { describeGroup } from '../groups/group-describer.js';
+import { KeyLayoutMigration } from '../key-layout/key-layout-migration.js';
+import { LegacyKeyLayoutError } from '../key-layout/legacy-key-layout.error.js';
 import { GroupStore } from '../store/group-store.js';
 import { StreamRegistry } from '../streams/stream-registry.js';
 import { GroupProjector } from './group-projector.js';
@@ -31,13 +33,17 @@ export class ProjectionToolUsageError extends Error {
  * Rebuilds group projections from the event log alone (`rebuild`), additionally compares the
  * describe view and gauge values rebuilt from the log with those of the live records (`verify`),
  * or prints the describe view rebuilt from the log (`show`). Resolves the process exit code:
- * 0, or 1 when a group could not be rebuilt or differs from its live state.
+ * 0, or 1 when a group could not be rebuilt or differs from its live state. Throws
+ * {@link LegacyKeyLayoutError} when Redis still holds the old key layout.
  */
 export async function runProjectionTool(
   redis: RedisConnection,
   options: ProjectionToolOptions,
 ): Promise<number> {
   const keys = new KeySpace(options.keyPrefix);
+  // On the old key layout every group would look absent: say so rather than verify nothing.
+  const legacy = await new KeyLayoutMigration(redis, keys).legacyMarkers();
+  if (legacy.length > 0) throw new LegacyKeyLayoutError(legacy);
   const store = new GroupStore(redis, keys, { maxLen: 10_000, maxAgeMs: 0 });
   const projector = new GroupProjector(store, new ProjectionStore(redis, keys));
   const catalog = new StreamRegistry(redis, keys);

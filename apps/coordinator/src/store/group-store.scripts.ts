@@ -1,6 +1,6 @@
 /**
  * Lua scripts of the group store. Every script touches only the keys of one group, which share
- * the hash tag `{g:<group>}`, so they run on Redis Cluster too. KEYS are always:
+ * the hash tag `{@g:<group>}`, so they run on Redis Cluster too. KEYS are always:
  * 1 meta (hash), 2 members (hash), 3 targets (hash), 4 seen (sorted set: member → last heartbeat,
  * Redis clock ms), 5 events (stream).
  */

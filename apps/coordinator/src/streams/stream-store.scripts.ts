@@ -1,6 +1,6 @@
 /**
  * Compare-and-set write of one stream record. KEYS: 1 streams hash, 2 catalog version counter,
- * 3 the stream's event log (all under the `{m}` hash tag). ARGV: stream name, expected record
+ * 3 the stream's event log (all under the `{@m}` hash tag). ARGV: stream name, expected record
  * version (0 = must not exist), record JSON, events JSON (`[[type, dataJson], …]`, appended in
  * order; may be empty), pub/sub channel. Returns `{1, catalogVersion}` or
  * `{0, currentRecordVersion}`.

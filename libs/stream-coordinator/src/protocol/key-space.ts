@@ -1,8 +1,15 @@
 /**
- * Names of every Redis key the system writes, all under one `KEY_PREFIX`.
+ * Names of every Redis key the system writes, all under one `KEY_PREFIX`. The one place keys are
+ * built (docs/protocol.md, "Key layout"). Every key is `<prefix>:{<tag>}[:<part>]`, and the tag
+ * alone tells the family, so no two names of different kinds can build one key:
+ *
+ * - a tag that starts with `@` is the control plane (no group or stream name contains `@`, `:`
+ *   or a brace — `NAME_PATTERN`): `@g:<group>` for a group's keys, `@m` for the stream catalog;
+ * - any other tag is the data plane: `<stream>:<shard>` (one `:`) for a shard, `<stream>` (no
+ *   `:`) for a stream's dead-letter stream.
  *
  * Data-plane keys (one hash tag per shard, so shards spread across Redis Cluster slots; a shard's
- * stream and its meta hash share the tag, so same-slot Lua can check both):
+ * stream, its meta hash and its read gates share the tag, so same-slot Lua can check them all):
  * - `<prefix>:{<stream>:<shard>}` — the shard's Redis Stream.
  * - `<prefix>:{<stream>:<shard>}:meta` — hash: `state` (`open`/`closed`), `owner:<group>`
  *   (the fence token of the member allowed to read and ack for that group) and `gate:<group>`
@@ -11,11 +18,15 @@
  *   consumer group `<group>`, present only while `<memberId>` owns the shard for `<group>`.
  * - `<prefix>:{<stream>}:dlq` — the stream's dead-letter stream.
  *
- * Control-plane keys (one tag per group; stream metadata under its own tag):
- * - `<prefix>:{g:<group>}:meta|members|targets|seen|events`
- * - `<prefix>:{m}:groups`, `<prefix>:{m}:streams`, `<prefix>:{m}:catalog-version`,
- *   `<prefix>:{m}:stream-events:<stream>`
- * - pub/sub channels `<prefix>:nudge:<group>` and `<prefix>:streams-changed`.
+ * Control-plane keys (one tag per group; the stream catalog under its own tag):
+ * - `<prefix>:{@g:<group>}:meta|members|targets|seen|events|projection`
+ * - `<prefix>:{@m}:groups`, `<prefix>:{@m}:streams`, `<prefix>:{@m}:catalog-version`,
+ *   `<prefix>:{@m}:stream-events:<stream>`, `<prefix>:{@m}:health`
+ * - pub/sub channels (a namespace of their own) `<prefix>:nudge:<group>` and
+ *   `<prefix>:streams-changed`.
+ *
+ * Names must be valid (`NAME_PATTERN`, `ID_PATTERN` for member ids); every entry point checks
+ * them before a key is built.
  *
  * @publicApi
  */
@@ -40,47 +51,57 @@ export class KeySpace {
 
   /** Control-plane hash of one group's epochs and version. */
   groupMetaKey(group: string): string {
-    return `${this.prefix}:{g:${group}}:meta`;
+    return this.groupPart(group, 'meta');
   }
 
   /** Control-plane hash: member id → member record (JSON). */
   groupMembersKey(group: string): string {
-    return `${this.prefix}:{g:${group}}:members`;
+    return this.groupPart(group, 'members');
   }
 
   /** Control-plane hash: member id → target assignment (JSON). */
   groupTargetsKey(group: string): string {
-    return `${this.prefix}:{g:${group}}:targets`;
+    return this.groupPart(group, 'targets');
   }
 
   /** Control-plane hash: member id → last heartbeat time (Redis clock, ms). */
   groupSeenKey(group: string): string {
-    return `${this.prefix}:{g:${group}}:seen`;
+    return this.groupPart(group, 'seen');
   }
 
   /** The group's append-only event log (a Redis Stream). */
   groupEventsKey(group: string): string {
-    return `${this.prefix}:{g:${group}}:events`;
+    return this.groupPart(group, 'events');
+  }
+
+  /** Hash: the group's last projection of its event log (dashboard and metrics). */
+  groupProjectionKey(group: string): string {
+    return this.groupPart(group, 'projection');
   }
 
   /** Set of every known group id. */
   groupsIndexKey(): string {
-    return `${this.prefix}:{m}:groups`;
+    return this.catalogPart('groups');
   }
 
   /** Hash: stream name → stream metadata (JSON). */
   streamsKey(): string {
-    return `${this.prefix}:{m}:streams`;
+    return this.catalogPart('streams');
   }
 
   /** Counter bumped on every change of any stream's metadata (the catalog version). */
   catalogVersionKey(): string {
-    return `${this.prefix}:{m}:catalog-version`;
+    return this.catalogPart('catalog-version');
   }
 
   /** Event log of one stream's metadata changes (creation, reshard steps). */
   streamEventsKey(stream: string): string {
-    return `${this.prefix}:{m}:stream-events:${stream}`;
+    return this.catalogPart(`stream-events:${stream}`);
+  }
+
+  /** Short-lived key the readiness probe writes to prove Redis accepts writes. */
+  readinessProbeKey(): string {
+    return this.catalogPart('health');
   }
 
   /** Pub/sub channel on which members of `group` are told to heartbeat at once. */
@@ -91,6 +112,14 @@ export class KeySpace {
   /** Pub/sub channel on which replicas learn that stream metadata changed. */
   streamsChangedChannel(): string {
     return `${this.prefix}:streams-changed`;
+  }
+
+  private groupPart(group: string, part: string): string {
+    return `${this.prefix}:{@g:${group}}:${part}`;
+  }
+
+  private catalogPart(part: string): string {
+    return `${this.prefix}:{@m}:${part}`;
   }
 }
 
