@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { GroupsModule } from '../groups/groups.module.js';
+import { EvictionPolicyCheck } from './eviction-policy.js';
 import { HealthController } from './health.controller.js';
 import { RedisHealthIndicator } from './redis.health.js';
 import { ServingState } from './serving-state.js';
@@ -9,6 +10,6 @@ import { ServingState } from './serving-state.js';
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty', logger: false }), GroupsModule],
   controllers: [HealthController],
-  providers: [RedisHealthIndicator, ServingState],
+  providers: [RedisHealthIndicator, ServingState, EvictionPolicyCheck],
 })
 export class HealthModule {}

@@ -80,6 +80,13 @@ export class StreamRegistry implements StreamCatalog {
     this.loadedVersion = version;
   }
 
+  /** Which of `streams` have no record in Redis now (read from Redis, not from the cache). */
+  async missing(streams: readonly string[]): Promise<string[]> {
+    if (streams.length === 0) return [];
+    const found = await this.redis.hmget(this.keys.streamsKey(), ...streams);
+    return streams.filter((_, i) => found[i] === null);
+  }
+
   /** Refreshes when the cache is older than `version`. */
   async ensureAtLeast(version: number): Promise<void> {
     if (version > this.loadedVersion) await this.refresh();
