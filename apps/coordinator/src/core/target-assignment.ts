@@ -62,8 +62,8 @@ export function assignableStreams(
 
 /**
  * Recomputes the target when `groupEpoch > assignmentEpoch` (Kafka's TargetAssignmentBuilder):
- * runs the group's assignor over every member (the default one, recorded as ASSIGNOR_FALLBACK, when
- * this replica does not have the group's choice), writes the targets that changed, moves the
+ * runs the group's assignor over every member (the default one, recorded as ASSIGNOR_FALLBACK,
+ * when this replica does not have the group's choice), writes the targets that changed, moves the
  * assignment epoch to the group epoch, records which shards moved from whom to whom and why, and
  * marks members that now have work to do for a nudge.
  */

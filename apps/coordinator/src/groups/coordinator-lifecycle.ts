@@ -17,10 +17,11 @@ import type { SessionTimers } from './session-timers.js';
 
 /**
  * Starts and stops the coordinator's background work: loads the stream catalog and declares the
- * `STREAMS` of the configuration (again whenever Redis lost them), follows catalog changes made by other replicas (re-evaluating
- * the groups that subscribe to a changed stream, so they are assigned new shards without waiting
- * for a heartbeat), runs the session/rebalance timers, and restarts every timer when the Redis
- * connection comes back (as Kafka re-arms timers when a coordinator loads).
+ * `STREAMS` of the configuration (again whenever Redis lost them), follows catalog changes made
+ * by other replicas (re-evaluating the groups that subscribe to a changed stream, so they are
+ * assigned new shards without waiting for a heartbeat), runs the session/rebalance timers, and
+ * restarts every timer when the Redis connection comes back (as Kafka re-arms timers when a
+ * coordinator loads).
  */
 @Injectable()
 export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
