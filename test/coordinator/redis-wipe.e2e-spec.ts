@@ -40,7 +40,10 @@ describe('Redis wiped or evicting', () => {
     await redis?.dispose();
   });
 
-  async function start(args: readonly string[] = []): Promise<{
+  async function start(
+    args: readonly string[] = [],
+    beforeCoordinator: (client: Redis) => Promise<unknown> = () => Promise.resolve(),
+  ): Promise<{
     api: CoordinatorApi;
     keys: KeySpace;
     redis: RestartableRedis;
@@ -49,6 +52,7 @@ describe('Redis wiped or evicting', () => {
     redis = await startRestartableRedis({ args });
     client = new Redis(redis.url, { maxRetriesPerRequest: 2 });
     client.on('error', () => undefined); // refused while the test restarts its Redis
+    await beforeCoordinator(client);
     const prefix = uniquePrefix('wipe');
     coordinator = await CoordinatorProcess.start({
       prefix,
@@ -142,5 +146,26 @@ describe('Redis wiped or evicting', () => {
     await client?.config('SET', 'maxmemory-policy', 'noeviction');
     const fixed = await anonymous.get<HealthBody>('/health/ready');
     expect(fixed.body.details?.redis).toEqual({ status: 'up' });
+  });
+
+  it('starts and stays ready when CONFIG is refused (ACL, managed Redis), and says so', async () => {
+    // as on a managed Redis: the coordinator's user may not run CONFIG at all
+    await start([], (c) => c.call('ACL', 'SETUSER', 'default', '-config'));
+    await expect(client?.config('GET', 'maxmemory-policy')).rejects.toThrow(/NOPERM/);
+    expect(coordinator?.output()).toMatch(/could not read Redis maxmemory-policy \(NOPERM/);
+    const ready = await new CoordinatorApi(coordinator?.url ?? '', null).get<HealthBody>(
+      '/health/ready',
+    );
+    expect(ready.status, JSON.stringify(ready.body)).toBe(200);
+    expect(ready.body.details?.redis).toMatchObject({ status: 'up', maxmemoryPolicy: null });
+    expect(ready.body.details?.redis?.warning).toMatch(/make sure it is noeviction/);
+    // and the rest of the coordinator works: the declared streams are there
+    expect(
+      (
+        await new CoordinatorApi(coordinator?.url ?? '', TEST_TOKENS.member).get(
+          '/v1/streams/orders',
+        )
+      ).status,
+    ).toBe(200);
   });
 });
