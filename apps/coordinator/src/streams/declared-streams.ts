@@ -1,4 +1,5 @@
 import type { DeclaredStream } from '../config/coordinator-config.js';
+import { activeShardIds } from '../core/streams/stream-record.js';
 import type { StreamRegistry } from './stream-registry.js';
 
 /** Minimal logger (Nest's `Logger` fits). */
@@ -31,14 +32,7 @@ export class DeclaredStreams {
 
   /** Creates every declared stream that does not exist (warns when one exists with another count). */
   async declare(): Promise<void> {
-    for (const { stream, shards } of this.streams) {
-      const result = await this.registry.create(stream, shards, this.now());
-      if (result.status === 'conflict') {
-        this.logger.warn(
-          `STREAMS declares ${stream}:${shards} but it exists with ${result.record.shards.length} shard(s); keeping it (use the reshard route to change it)`,
-        );
-      }
-    }
+    for (const declared of this.streams) await this.declareOne(declared);
   }
 
   /** Checks every `intervalMs` (bounded to 250 ms … 10 s) from now on. */
@@ -77,9 +71,22 @@ export class DeclaredStreams {
       );
     }
     await this.registry.refresh();
-    for (const { stream, shards } of this.streams) {
-      if (!missing.has(stream) || this.stopped) continue;
-      await this.registry.create(stream, shards, this.now());
+    for (const declared of this.streams) {
+      if (!missing.has(declared.stream) || this.stopped) continue;
+      await this.declareOne(declared);
     }
+  }
+
+  /**
+   * Creates one declared stream unless it exists; warns when it exists with another count (another
+   * replica, declaring it with a different `STREAMS`, won the race to recreate it, or a reshard
+   * changed it).
+   */
+  private async declareOne({ stream, shards }: DeclaredStream): Promise<void> {
+    const result = await this.registry.create(stream, shards, this.now());
+    if (result.status !== 'conflict') return;
+    this.logger.warn(
+      `STREAMS declares ${stream}:${shards} but it exists with ${activeShardIds(result.record).length} shard(s); keeping it (use the reshard route to change it)`,
+    );
   }
 }
