@@ -24,9 +24,11 @@ const SESSION_TIMEOUT_MS = 4000;
 describe('a stored assignor the coordinator no longer has', () => {
   const redis = useRedisPrefix('gone-asg');
   let coordinator: CoordinatorProcess | undefined;
+  let other: CoordinatorProcess | undefined;
   afterEach(async () => {
-    await coordinator?.stop();
+    await Promise.all([coordinator?.stop(), other?.stop()]);
     coordinator = undefined;
+    other = undefined;
   });
 
   it('falls back to the default assignor, and joins, leaves and expiries keep working', async () => {
@@ -98,5 +100,70 @@ describe('a stored assignor the coordinator no longer has', () => {
     expect(coordinator.output()).toMatch(
       /group standby: assignor "active-standby" is not configured on this replica; used "uniform"/,
     );
+  });
+
+  it('two replicas, one with the assignor and one without: no flapping, one fallback per bump', async () => {
+    const group = 'mixed';
+    const env = { STREAMS: 'orders:6', HEARTBEAT_INTERVAL_MS: '500', SESSION_TIMEOUT_MS: '60000' };
+    // A has active-standby, B does not (a rollout adding or removing it)
+    coordinator = await CoordinatorProcess.start({
+      prefix: redis.prefix,
+      entry: WITH_ACTIVE_STANDBY,
+      env,
+    });
+    other = await CoordinatorProcess.start({ prefix: redis.prefix, env });
+    const viaA = new CoordinatorApi(coordinator.url, TEST_TOKENS.member);
+    const viaB = new CoordinatorApi(other.url, TEST_TOKENS.member);
+    const members = ['a', 'b', 'c'].map(
+      (id) => new TestMember(viaA, group, id, ['orders'], { assignor: 'active-standby' }),
+    );
+    for (const m of members) await m.join();
+
+    // d joins through B: B recomputes without active-standby
+    const d = new TestMember(viaB, group, 'd', ['orders']);
+    await d.join();
+    members.push(d);
+
+    /** Every member heartbeats once, alternating the replica it reaches. */
+    let turn = 0;
+    const round = async () => {
+      for (const m of members) {
+        const api = turn++ % 2 === 0 ? viaA : viaB;
+        const twin = new TestMember(api, group, m.memberId, m.streams, m.options);
+        twin.epoch = m.epoch;
+        twin.owned = m.owned;
+        await twin.beat();
+        m.epoch = twin.epoch;
+        m.owned = twin.owned;
+      }
+    };
+    await waitUntil(
+      'the group settles with members on both replicas',
+      async () => {
+        await round();
+        const described = await describeGroup(viaA, group);
+        return described.state === 'STABLE' ? [] : [described.state];
+      },
+      15_000,
+      0,
+    );
+    const settled = await allEvents(viaA, group);
+    const fallbacks = settled.filter((e) => e.type === 'ASSIGNOR_FALLBACK');
+    // exactly one: the recompute B ran for d's join
+    expect(fallbacks.map((e) => e.data.assignmentEpoch)).toEqual([4]);
+    const epoch = (await describeGroup(viaA, group)).assignmentEpoch;
+
+    // Heartbeats through both replicas change nothing: neither recomputes the other's target.
+    for (let i = 0; i < 10; i++) await round();
+    const after = await allEvents(viaA, group);
+    const changes = (list: typeof after) =>
+      list.filter((e) =>
+        ['ASSIGNOR_FALLBACK', 'TARGET_ASSIGNMENT_CHANGED', 'GROUP_EPOCH_BUMPED'].includes(e.type),
+      );
+    expect(changes(after)).toEqual(changes(settled));
+    expect((await describeGroup(viaB, group)).assignmentEpoch).toBe(epoch);
+    // each replica's describe names what it would run itself
+    expect((await describeGroup(viaA, group)).assignor).toBe('active-standby');
+    expect((await describeGroup(viaB, group)).assignor).toBe('uniform');
   });
 });
