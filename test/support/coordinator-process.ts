@@ -18,6 +18,8 @@ export interface CoordinatorProcessOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** How long to wait for `/health/ready`. Default 20 s. */
   readonly readyTimeoutMs?: number;
+  /** Another built entry point (a fixture that registers custom providers). Default {@link COORDINATOR_MAIN}. */
+  readonly entry?: string;
 }
 
 /**
@@ -40,7 +42,7 @@ export class CoordinatorProcess extends ServiceProcess {
       ...options.env,
     };
     const coordinator = new CoordinatorProcess({
-      entry: COORDINATOR_MAIN,
+      entry: options.entry ?? COORDINATOR_MAIN,
       env,
       port,
       readyPath: '/health/ready',

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { CoordinatorAppModule } from './coordinator-app.module.js';
+import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
 import { GROUP_COORDINATOR, GROUP_STORE, STREAM_REGISTRY } from './groups/groups.tokens.js';
@@ -32,7 +33,7 @@ export async function createCoordinatorApp(
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: RAW_BODY_CEILING,
-    trustProxy: true,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: renderFrameworkError,
   });

@@ -1,6 +1,7 @@
 import { isValidId, isValidName } from '@redis-stream-coordinator/nestjs/protocol';
 import { z } from 'zod';
 import { InvalidConfigError } from './invalid-config.error.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const int = (name: string, min: number, max: number, fallback: number) =>
   z
@@ -83,6 +84,20 @@ const schema = z
     SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 600_000, 0),
     RESHARD_POLL_MS: int('RESHARD_POLL_MS', 20, 60_000, 200),
     RESHARD_IDLE_GROUP_GRACE_MS: int('RESHARD_IDLE_GROUP_GRACE_MS', 0, 7 * 86_400_000, 600_000),
+    TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((raw, ctx) => {
+        const parsed = parseTrustProxy(raw);
+        if (parsed === null) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `TRUST_PROXY must be false, true, a proxy hop count (1-100) or comma-separated proxy addresses/CIDR ranges (got ${JSON.stringify(raw)})`,
+          });
+          return z.NEVER;
+        }
+        return parsed;
+      }),
     LOG_LEVEL: z
       .enum(['error', 'warn', 'log', 'debug', 'verbose'], {
         message: 'LOG_LEVEL must be one of error, warn, log, debug, verbose',
@@ -137,6 +152,8 @@ export interface CoordinatorConfig {
    */
   readonly reshardIdleGroupGraceMs: number;
   readonly logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Whose `X-Forwarded-For` sets a member's `clientHost` (default: nobody's, the socket address). */
+  readonly trustProxy: TrustProxy;
 }
 
 function parseStreams(raw: string, maxShards: number): DeclaredStream[] {
@@ -197,5 +214,6 @@ export function loadCoordinatorConfig(env: NodeJS.ProcessEnv = process.env): Coo
     reshardPollMs: e.RESHARD_POLL_MS,
     reshardIdleGroupGraceMs: e.RESHARD_IDLE_GROUP_GRACE_MS,
     logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
   };
 }

@@ -27,3 +27,29 @@ export function chooseAssignor(
   if (tied.includes(defaultAssignor)) return defaultAssignor;
   return tied.sort()[0] as string;
 }
+
+/** The assignor a recompute runs, and the group's choice it replaces when that one is missing. */
+export interface ResolvedAssignor {
+  readonly name: string;
+  readonly assignor: ShardAssignor;
+  /** The name the group chose when this replica has no assignor of that name, else `null`. */
+  readonly unavailable: string | null;
+}
+
+/**
+ * The assignor to run for a group: its choice ({@link chooseAssignor}) when this replica has it,
+ * else the default. A member's preference is checked when it is sent, but it stays stored after
+ * the assignor is removed from the deployment (or on a replica started without it): refusing to
+ * recompute would wedge the group — no join, leave or expiry could commit.
+ */
+export function resolveAssignor(
+  preferences: Iterable<string | null>,
+  rules: Pick<CoordinatorRules, 'defaultAssignor' | 'assignors'>,
+): ResolvedAssignor {
+  const chosen = chooseAssignor(preferences, rules.defaultAssignor);
+  const assignor = rules.assignors.get(chosen);
+  if (assignor) return { name: chosen, assignor, unavailable: null };
+  const fallback = rules.assignors.get(rules.defaultAssignor);
+  if (!fallback) throw new Error(`default assignor ${rules.defaultAssignor} is not configured`);
+  return { name: rules.defaultAssignor, assignor: fallback, unavailable: chosen };
+}

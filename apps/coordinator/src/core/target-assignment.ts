@@ -8,13 +8,15 @@ import {
   size,
 } from './assignment.js';
 import type { AssignorMember } from './assignors/shard-assignor.interface.js';
-import { chooseAssignor, type CoordinatorRules } from './coordinator-rules.js';
+import { type CoordinatorRules, resolveAssignor } from './coordinator-rules.js';
 import type { BumpReason } from './group-event.js';
 import type { GroupTransaction } from './group-transaction.js';
 import type { StreamCatalog } from './stream-catalog.js';
 
 /** Most individual shard moves listed in one TARGET_ASSIGNMENT_CHANGED event. */
 const MAX_LISTED_MOVES = 500;
+/** Most member ids listed in one ASSIGNOR_FALLBACK event. */
+const MAX_LISTED_MEMBERS = 100;
 
 /** The fingerprint of what the group's subscribed streams look like to it right now. */
 export function metadataSignature(txn: GroupTransaction, catalog: StreamCatalog): string {
@@ -60,7 +62,8 @@ export function assignableStreams(
 
 /**
  * Recomputes the target when `groupEpoch > assignmentEpoch` (Kafka's TargetAssignmentBuilder):
- * runs the group's assignor over every member, writes the targets that changed, moves the
+ * runs the group's assignor over every member (the default one, recorded as ASSIGNOR_FALLBACK,
+ * when this replica does not have the group's choice), writes the targets that changed, moves the
  * assignment epoch to the group epoch, records which shards moved from whom to whom and why, and
  * marks members that now have work to do for a nudge.
  */
@@ -86,12 +89,20 @@ export function maybeUpdateTarget(
     });
   }
   const streams = assignableStreams(txn, catalog);
-  const assignorName = chooseAssignor(
-    [...members.keys()].map((id) => txn.members.get(id)?.assignor ?? null),
-    rules.defaultAssignor,
-  );
-  const assignor = rules.assignors.get(assignorName);
-  if (!assignor) throw new Error(`assignor ${assignorName} is not configured`);
+  const preferences = [...members.keys()].map((id) => txn.members.get(id)?.assignor ?? null);
+  const { name: assignorName, assignor, unavailable } = resolveAssignor(preferences, rules);
+  if (unavailable !== null) {
+    const naming = [...members.keys()].filter(
+      (id) => txn.members.get(id)?.assignor === unavailable,
+    );
+    txn.emit('ASSIGNOR_FALLBACK', {
+      assignmentEpoch: txn.meta.groupEpoch,
+      requested: unavailable,
+      used: assignorName,
+      membersNaming: naming.length,
+      members: naming.slice(0, MAX_LISTED_MEMBERS),
+    });
+  }
   const started = performance.now();
   const result = assignor.assign({ members, streams });
   const tookMs = performance.now() - started;

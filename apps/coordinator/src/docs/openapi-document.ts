@@ -174,7 +174,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
               in: 'query',
               required: false,
               schema: { type: 'string' },
-              description: 'Exclusive event id',
+              description: 'Exclusive event id (`<ms>-<seq>`, each part at most 2^64-1)',
             },
             {
               name: 'limit',

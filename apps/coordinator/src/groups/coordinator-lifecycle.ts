@@ -9,6 +9,7 @@ import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from '../redis/redis.tokens.js';
+import { DeclaredStreams } from '../streams/declared-streams.js';
 import type { StreamRegistry } from '../streams/stream-registry.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { GROUP_COORDINATOR, SESSION_TIMERS, STREAM_REGISTRY } from './groups.tokens.js';
@@ -16,15 +17,17 @@ import type { SessionTimers } from './session-timers.js';
 
 /**
  * Starts and stops the coordinator's background work: loads the stream catalog and declares the
- * `STREAMS` of the configuration, follows catalog changes made by other replicas (re-evaluating
- * the groups that subscribe to a changed stream, so they are assigned new shards without waiting
- * for a heartbeat), runs the session/rebalance timers, and restarts every timer when the Redis
- * connection comes back (as Kafka re-arms timers when a coordinator loads).
+ * `STREAMS` of the configuration (again whenever Redis lost them), follows catalog changes made
+ * by other replicas (re-evaluating the groups that subscribe to a changed stream, so they are
+ * assigned new shards without waiting for a heartbeat), runs the session/rebalance timers, and
+ * restarts every timer when the Redis connection comes back (as Kafka re-arms timers when a
+ * coordinator loads).
  */
 @Injectable()
 export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Coordinator');
   private stopped = false;
+  private readonly declared: DeclaredStreams;
 
   constructor(
     @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
@@ -33,27 +36,30 @@ export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeAppli
     @Inject(STREAM_REGISTRY) private readonly registry: StreamRegistry,
     @Inject(GROUP_COORDINATOR) private readonly coordinator: GroupCoordinator,
     @Inject(SESSION_TIMERS) private readonly timers: SessionTimers,
-  ) {}
+  ) {
+    this.declared = new DeclaredStreams(
+      registry,
+      config.streams,
+      () => coordinator.clock.now(),
+      this.logger,
+    );
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.registry.refresh();
-    for (const { stream, shards } of this.config.streams) {
-      const result = await this.registry.create(stream, shards, this.coordinator.clock.now());
-      if (result.status === 'conflict') {
-        this.logger.warn(
-          `STREAMS declares ${stream}:${shards} but it exists with ${result.record.shards.length} shard(s); keeping it (use the reshard route to change it)`,
-        );
-      }
-    }
+    await this.declared.declare();
     await this.subscriber.subscribe(this.registry.keys.streamsChangedChannel());
     this.subscriber.on('message', () => void this.onCatalogChanged());
     this.redis.on('ready', () => this.timers.restartClock());
+    this.redis.on('ready', () => void this.declared.check());
     this.timers.start();
+    this.declared.start(this.config.heartbeatIntervalMs);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await this.timers.stop();
+    await this.declared.stop();
   }
 
   private async onCatalogChanged(): Promise<void> {

@@ -105,7 +105,12 @@ export class GroupsController {
     const id = groupIdParam(groupId);
     const { state, exists } = await this.coordinator.read(id);
     if (!exists) throw new CoordinatorError('GROUP_ID_NOT_FOUND', `group "${id}" does not exist`);
-    return describeGroup(state, await this.store.lastSeen(id), this.config.defaultAssignor);
+    return describeGroup(
+      state,
+      await this.store.lastSeen(id),
+      this.config.defaultAssignor,
+      this.coordinator.rules.assignors,
+    );
   }
 
   @Delete(':groupId/members/:memberId')

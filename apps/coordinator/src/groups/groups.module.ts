@@ -11,6 +11,7 @@ import { FenceWriter } from '../store/fence-writer.js';
 import { GroupStore } from '../store/group-store.js';
 import { StreamRegistry } from '../streams/stream-registry.js';
 import { REDIS_CLOCK } from '../streams/streams.tokens.js';
+import { AssignorFallbackLog } from './assignor-fallback-log.js';
 import { CoordinatorLifecycle } from './coordinator-lifecycle.js';
 import { GroupCoordinator } from './group-coordinator.js';
 import { GroupsController } from './groups.controller.js';
@@ -92,7 +93,7 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
             assignors: assignors.assignors,
           },
           clock,
-          observer,
+          new AssignorFallbackLog(observer, new Logger('Assignor')),
         ),
     },
     {

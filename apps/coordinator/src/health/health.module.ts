@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { GroupsModule } from '../groups/groups.module.js';
+import { EvictionPolicyCheck } from './eviction-policy.js';
 import { HealthController } from './health.controller.js';
 import { KeyLayoutHealthIndicator } from './key-layout.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
@@ -10,6 +11,6 @@ import { ServingState } from './serving-state.js';
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty', logger: false }), GroupsModule],
   controllers: [HealthController],
-  providers: [RedisHealthIndicator, KeyLayoutHealthIndicator, ServingState],
+  providers: [RedisHealthIndicator, KeyLayoutHealthIndicator, ServingState, EvictionPolicyCheck],
 })
 export class HealthModule {}

@@ -4,6 +4,7 @@ import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { KEY_SPACE } from '../groups/groups.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
+import { EvictionPolicyCheck } from './eviction-policy.js';
 
 /** Bounds each probe so a hung Redis turns the check `down` instead of hanging it. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -27,13 +28,16 @@ export class RedisHealthIndicator {
     private readonly health: HealthIndicatorService,
     @Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection,
     @Inject(KEY_SPACE) private readonly keys: KeySpace,
+    private readonly eviction: EvictionPolicyCheck,
   ) {}
 
+  /** Up when PING answers; with the eviction warning in its details when Redis may evict keys. */
   async isReachable(key: string): Promise<HealthIndicatorResult<typeof key>> {
     const indicator = this.health.check(key);
     try {
       await withTimeout(this.redis.ping(), 1000, 'PING');
-      return indicator.up();
+      const { maxmemoryPolicy, warning } = await this.eviction.check();
+      return warning ? indicator.up({ maxmemoryPolicy, warning }) : indicator.up();
     } catch (error) {
       return indicator.down({
         reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,

@@ -1,4 +1,5 @@
 import { groupEventEntry } from './event-entry.codec.js';
+import { LAST_STREAM_ID } from './stream-ids.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { GroupState } from '../core/group-state.js';
@@ -291,6 +292,8 @@ export class GroupStore {
     after: string | undefined,
     limit: number,
   ): Promise<GroupEventEntry[]> {
+    // Redis refuses an exclusive start at the last possible id; nothing can follow it anyway.
+    if (after === LAST_STREAM_ID) return [];
     const start = after ? `(${after}` : '-';
     const entries = await this.redis.xrange(
       this.keys.groupEventsKey(groupId),

@@ -14,9 +14,10 @@ import {
 } from '../core/streams/stream-record.js';
 import { reshardingStatus } from '../core/streams/reshard-status.js';
 import { LuaScript } from '../redis/lua-script.js';
-import { STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
+import { CATALOG_READ_SCRIPT, STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
 
 const writeScript = new LuaScript(STREAM_WRITE_SCRIPT, 3);
+const catalogReadScript = new LuaScript(CATALOG_READ_SCRIPT, 2);
 
 /** Outcome of `PUT /v1/streams/{stream}`. */
 export type CreateStreamResult =
@@ -61,19 +62,29 @@ export class StreamRegistry implements StreamCatalog {
   }
 
   private async load(): Promise<void> {
-    const [all, version] = await Promise.all([
-      this.redis.hgetall(this.keys.streamsKey()),
-      this.redis.get(this.keys.catalogVersionKey()),
-    ]);
+    // One atomic read: two separate ones could pair old records with a newer version, and the
+    // cache would then never be refreshed up to the records it misses.
+    const [version, flat] = (await catalogReadScript.run(
+      this.redis,
+      [this.keys.streamsKey(), this.keys.catalogVersionKey()],
+      [],
+    )) as [number, string[]];
     const next = new Map<string, StreamRecord>();
-    for (const [name, json] of Object.entries(all))
-      next.set(name, JSON.parse(json) as StreamRecord);
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      next.set(flat[i] as string, JSON.parse(flat[i + 1] as string) as StreamRecord);
     this.records = next;
     this.shardSets = new Map(
       [...next].map(([name, r]) => [name, new Set(r.shards.map((x) => x.id))]),
     );
     this.views.clear();
-    this.loadedVersion = Number(version ?? 0);
+    this.loadedVersion = version;
+  }
+
+  /** Which of `streams` have no record in Redis now (read from Redis, not from the cache). */
+  async missing(streams: readonly string[]): Promise<string[]> {
+    if (streams.length === 0) return [];
+    const found = await this.redis.hmget(this.keys.streamsKey(), ...streams);
+    return streams.filter((_, i) => found[i] === null);
   }
 
   /** Refreshes when the cache is older than `version`. */

@@ -20,3 +20,11 @@ end
 redis.call('PUBLISH', ARGV[5], cv)
 return {1, cv}
 `;
+
+/**
+ * The whole catalog in one atomic read, so the version read always describes the records read.
+ * KEYS: 1 streams hash, 2 catalog version counter. Returns `{version or 0, {name, json, …}}`.
+ */
+export const CATALOG_READ_SCRIPT = `
+return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}
+`;

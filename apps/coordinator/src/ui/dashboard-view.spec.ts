@@ -82,4 +82,20 @@ describe('summarize', () => {
       ),
     ).toBe('a must revoke orders:2');
   });
+
+  it('says when a target was computed with the default assignor instead of the group choice', () => {
+    expect(
+      summarize(
+        e('ASSIGNOR_FALLBACK', {
+          assignmentEpoch: 4,
+          requested: 'active-standby',
+          used: 'uniform',
+          membersNaming: 2,
+          members: ['a', 'b'],
+        }),
+      ),
+    ).toBe(
+      'assignor active-standby is not configured on this replica: target epoch 4 used uniform',
+    );
+  });
 });

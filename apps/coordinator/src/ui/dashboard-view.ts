@@ -69,6 +69,7 @@ export const TIMELINE_TYPES: ReadonlySet<string> = new Set([
   'MEMBER_REMOVED',
   'GROUP_EPOCH_BUMPED',
   'TARGET_ASSIGNMENT_CHANGED',
+  'ASSIGNOR_FALLBACK',
   'SHARDS_REVOKED',
   'SHARDS_RELEASED',
   'SHARDS_ASSIGNED',
@@ -100,6 +101,8 @@ export function summarize(e: GroupEventEntry): string {
     }
     case 'GROUP_EPOCH_BUMPED':
       return `group epoch ${String(d.groupEpoch)} (${String(d.reason)})`;
+    case 'ASSIGNOR_FALLBACK':
+      return `assignor ${String(d.requested)} is not configured on this replica: target epoch ${String(d.assignmentEpoch)} used ${String(d.used)}`;
     case 'SHARDS_ASSIGNED':
       return `${member} assigned ${shardText(d.shards)}`;
     case 'SHARDS_REVOKED':

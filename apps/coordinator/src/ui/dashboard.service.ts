@@ -93,7 +93,12 @@ export class DashboardService {
       this.store.lastSeen(groupId),
       recentEvents(this.redis, this.keys, groupId, TIMELINE_WINDOW),
     ]);
-    const group = describeGroup(g.state, lastSeen, this.config.defaultAssignor);
+    const group = describeGroup(
+      g.state,
+      lastSeen,
+      this.config.defaultAssignor,
+      this.coordinator.rules.assignors,
+    );
     const subscribed = [...new Set(group.members.flatMap((m) => m.subscribedStreams))].sort();
     const shardsByStream = new Map<string, readonly number[]>();
     const draining = new Set<string>();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStreamId, MAX_STREAM_ID_PART } from '../../store/stream-ids.js';
 
 /** Body of `PUT /v1/streams/{stream}`, bounded by `MAX_SHARDS`. */
 export function createStreamSchema(maxShards: number) {
@@ -34,7 +35,9 @@ export const eventsQuerySchema = z.strictObject(
   {
     after: z
       .string({ error: 'must be a string' })
-      .regex(/^\d{1,20}-\d{1,20}$/, { error: 'must be an event id like 1700000000000-0' })
+      .refine(isStreamId, {
+        error: `must be an event id like 1700000000000-0 (two integers of at most ${MAX_STREAM_ID_PART})`,
+      })
       .optional(),
     limit: z
       .string({ error: 'must be a single value' })

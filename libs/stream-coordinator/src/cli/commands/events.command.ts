@@ -38,6 +38,9 @@ export function formatEvent(e: GroupEventEntry): string {
     case 'GROUP_EPOCH_BUMPED':
       detail = `${str('groupEpoch')} ${str('reason')}`;
       break;
+    case 'ASSIGNOR_FALLBACK':
+      detail = `${str('requested')} not configured, ${str('used')} ${str('membersNaming')}`;
+      break;
     case 'GROUP_STATE_CHANGED':
       detail = `version=${String(d.v)}`;
       break;

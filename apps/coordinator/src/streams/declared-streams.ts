@@ -1,0 +1,92 @@
+import type { DeclaredStream } from '../config/coordinator-config.js';
+import { activeShardIds } from '../core/streams/stream-record.js';
+import type { StreamRegistry } from './stream-registry.js';
+
+/** Minimal logger (Nest's `Logger` fits). */
+interface DeclaredStreamsLogger {
+  warn(message: string): void;
+}
+
+/** Shortest and longest pause between two checks that the declared streams still exist. */
+const MIN_CHECK_MS = 250;
+const MAX_CHECK_MS = 10_000;
+
+/**
+ * The `STREAMS` of the configuration: declared at start, and declared again whenever Redis turns
+ * out to have lost them (a FLUSHALL, a restart without its data, an eviction) — checked after
+ * every reconnect and every heartbeat interval (one HMGET), so producers and members get their
+ * streams back without a coordinator restart. Creating is idempotent across replicas (a
+ * compare-and-set on "does not exist"), so several replicas noticing at once create it once.
+ */
+export class DeclaredStreams {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly registry: StreamRegistry,
+    private readonly streams: readonly DeclaredStream[],
+    private readonly now: () => number,
+    private readonly logger: DeclaredStreamsLogger,
+  ) {}
+
+  /** Creates every declared stream that does not exist (warns when one exists with another count). */
+  async declare(): Promise<void> {
+    for (const declared of this.streams) await this.declareOne(declared);
+  }
+
+  /** Checks every `intervalMs` (bounded to 250 ms … 10 s) from now on. */
+  start(intervalMs: number): void {
+    if (this.streams.length === 0 || this.timer) return;
+    const every = Math.min(MAX_CHECK_MS, Math.max(MIN_CHECK_MS, intervalMs));
+    this.timer = setInterval(() => void this.check(), every);
+    this.timer.unref();
+  }
+
+  /** Declares again the streams Redis lost; single flight, never throws (logs instead). */
+  check(): Promise<void> {
+    if (this.stopped || this.streams.length === 0) return Promise.resolve();
+    this.running ??= this.redeclareMissing()
+      .catch((error: unknown) => this.logger.warn(`STREAMS check failed: ${String(error)}`))
+      .finally(() => {
+        this.running = null;
+      });
+    return this.running;
+  }
+
+  /** Stops checking and waits for a check in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private async redeclareMissing(): Promise<void> {
+    const missing = new Set(await this.registry.missing(this.streams.map((s) => s.stream)));
+    if (missing.size === 0) return;
+    for (const name of missing) {
+      this.logger.warn(
+        `STREAMS: ${name} is missing from Redis (data lost: FLUSHALL, a restart without persistence, eviction?); declaring it again`,
+      );
+    }
+    await this.registry.refresh();
+    for (const declared of this.streams) {
+      if (!missing.has(declared.stream) || this.stopped) continue;
+      await this.declareOne(declared);
+    }
+  }
+
+  /**
+   * Creates one declared stream unless it exists; warns when it exists with another count (another
+   * replica, declaring it with a different `STREAMS`, won the race to recreate it, or a reshard
+   * changed it).
+   */
+  private async declareOne({ stream, shards }: DeclaredStream): Promise<void> {
+    const result = await this.registry.create(stream, shards, this.now());
+    if (result.status !== 'conflict') return;
+    this.logger.warn(
+      `STREAMS declares ${stream}:${shards} but it exists with ${activeShardIds(result.record).length} shard(s); keeping it (use the reshard route to change it)`,
+    );
+  }
+}
