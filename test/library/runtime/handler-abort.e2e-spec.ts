@@ -274,7 +274,7 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
       await sleep(2000);
       expect(appA.runtime.status().memberEpoch).toBe(0);
       expect(a.every((c) => c.end === undefined)).toBe(true);
-      expect((a[0]?.signal.reason as ShardReleasedError).releaseCause).toBe('fenced');
+      expect(((a[0] as Call).signal.reason as ShardReleasedError).releaseCause).toBe('fenced');
       release.open();
       await waitFor(() => appA.runtime.status().memberEpoch > 0, 'a to rejoin', 15_000);
       await waitFor(
