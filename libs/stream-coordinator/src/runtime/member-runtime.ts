@@ -305,7 +305,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private checkSelfFence(now = performance.now()): void {
     const m = this.membership;
     const pool = this.pool;
-    if (!m || !pool || this.leaving || this.phase === 'self-fenced') return;
+    // (already out of the group, waiting for its handlers to settle before it rejoins: nothing
+    // to fence; its heartbeats pause meanwhile)
+    if (!m || !pool || this.leaving || this.phase === 'self-fenced' || this.settling !== null)
+      return;
     const session = m.sessionTimeoutMs;
     if (session === null || this.lastOkAt === null) return;
     const deadline = this.lastOkAt + session * (1 - SELF_FENCE_MARGIN);
