@@ -160,7 +160,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       beforeHandle: (now) => this.checkSelfFence(now),
     });
     this.events.emit('joining', { memberId });
-    this.fenceTimer = setInterval(() => this.checkSelfFence(), 100);
+    this.fenceTimer = setInterval(() => {
+      this.checkSelfFence();
+      this.checkOverdueRevoke();
+    }, 100);
     // Subscribe to the nudge channel before the join (bounded): the nudge announcing the shards
     // released for this member can come right after the join, and must not find it deaf.
     await withTimeout(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
@@ -318,18 +321,27 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         pool,
         `no successful heartbeat for ${Math.round(performance.now() - this.lastOkAt)} ms (session timeout ${session} ms): stopping every shard until the coordinator answers`,
       );
+    }
+  }
+
+  /**
+   * A revoke not completed within the rebalance timeout gets the member removed by the
+   * coordinator, which then gives every shard of it to others: stop them all before that happens
+   * (every 100 ms, with the lease check; not per message).
+   */
+  private checkOverdueRevoke(): void {
+    const m = this.membership;
+    const pool = this.pool;
+    if (!m || !pool || this.leaving || this.phase === 'self-fenced' || this.settling !== null)
       return;
-    }
-    // A revoke not completed within the rebalance timeout gets the member removed by the
-    // coordinator, which then gives every shard of it to others: stop before that happens.
     const revokedAt = pool.oldestRevoke();
-    if (revokedAt !== undefined && now >= revokedAt + this.options.rebalanceTimeoutMs) {
-      this.selfFence(
-        m,
-        pool,
-        `a revoked shard's handler still runs after the rebalance timeout (${this.options.rebalanceTimeoutMs} ms): the coordinator removes this member; stopping every shard and rejoining once the handlers settled`,
-      );
-    }
+    if (revokedAt === undefined || performance.now() < revokedAt + this.options.rebalanceTimeoutMs)
+      return;
+    this.selfFence(
+      m,
+      pool,
+      `a revoked shard's handler still runs after the rebalance timeout (${this.options.rebalanceTimeoutMs} ms): the coordinator removes this member; stopping every shard and rejoining once the handlers settled`,
+    );
   }
 
   private selfFence(m: Membership, pool: ShardReaderPool, why: string): void {
