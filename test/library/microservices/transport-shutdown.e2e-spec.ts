@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { waitFor } from '../e2e/group-run.js';
+import { CollectingLogger } from '../e2e/member-app.js';
 
 // Issue 15 item 2 for the microservice transport: a hybrid app closes its microservices after
 // every provider's onModuleDestroy (dispose), as a signal with enableShutdownHooks() does for a
@@ -90,4 +91,46 @@ describe('@nestjs/microservices transport: drains before the application tears i
     expect(calls.filter((c) => c.t1 > destroyAt)).toEqual([]);
     expect(calls.filter((c) => !c.ok)).toEqual([]);
   });
+
+  // Without the import nothing can drain early: the user must be told, not find out from
+  // dead-lettered messages after a SIGTERM.
+  it.each([
+    { imported: false, warns: 1 },
+    { imported: true, warns: 0 },
+  ])(
+    'warns at listen when drainModule() is not imported ($imported)',
+    async ({ imported, warns }) => {
+      const logger = new CollectingLogger();
+      const transport = new StreamCoordinatorTransport({
+        coordinatorUrl: coordinator.url,
+        token: TEST_TOKENS.member,
+        redis: redisUrl(),
+        group: `ms-warn-${String(imported)}`,
+        logger,
+      });
+      @Controller()
+      class EventsController {
+        @EventPattern<string>('events')
+        handle(): void {}
+      }
+      @Module({
+        imports: imported ? [transport.drainModule()] : [],
+        controllers: [EventsController],
+      })
+      class AppModule {}
+      const app = await NestFactory.createMicroservice(AppModule, {
+        strategy: transport,
+        logger: false,
+      });
+      try {
+        await app.listen();
+      } finally {
+        await app.close();
+      }
+      const lines = logger.lines.filter(
+        (l) => l.level === 'warn' && l.message.includes('drainModule() is not imported'),
+      );
+      expect(lines).toHaveLength(warns);
+    },
+  );
 });

@@ -55,6 +55,8 @@ export class StreamCoordinatorTransport
   private readonly options: ResolvedStreamCoordinatorOptions;
   private runtime: MemberRuntime | null = null;
   private connections: StreamCoordinatorConnections | null = null;
+  /** Whether the application created {@link drainModule}'s provider (it did, if it imports it). */
+  private drainImported = false;
 
   /** @throws InvalidModuleOptionsError as `StreamCoordinatorModule.forRoot` would. */
   constructor(options: StreamCoordinatorModuleOptions) {
@@ -63,6 +65,10 @@ export class StreamCoordinatorTransport
   }
 
   listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    if (!this.drainImported)
+      this.options.logger.warn(
+        'StreamCoordinatorTransport: transport.drainModule() is not imported, so on a signal (enableShutdownHooks) or a hybrid app close() handlers keep running while providers are torn down in onModuleDestroy; import transport.drainModule() in the root module',
+      );
     const registry = new StreamHandlerRegistry(this.options);
     for (const [pattern, handler] of this.getHandlers()) this.register(registry, pattern, handler);
     this.connections = new StreamCoordinatorConnections(this.options);
@@ -137,6 +143,7 @@ export class StreamCoordinatorTransport
           provide: TRANSPORT_DRAIN,
           inject: [ShutdownDrain],
           useFactory: (drain: ShutdownDrain) => {
+            this.drainImported = true;
             drain.register(async () => {
               await this.runtime?.shutdown();
             });
