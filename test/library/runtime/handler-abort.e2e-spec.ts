@@ -216,10 +216,16 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
       release: release.promise,
       module: { rebalanceTimeoutMs: 2000 },
     });
-    const lifecycle: Array<{ type: string; at: number }> = [];
-    appA.app
-      .get(MemberRuntimeEvents)
-      .onLifecycle((type) => lifecycle.push({ type, at: performance.now() }));
+    const lifecycle: Array<{ type: string; at: number; held?: number }> = [];
+    appA.app.get(MemberRuntimeEvents).onLifecycle((type, payload) =>
+      lifecycle.push({
+        type,
+        at: performance.now(),
+        ...(type === 'assignment'
+          ? { held: (payload as { assigned: unknown[] }).assigned.length }
+          : {}),
+      }),
+    );
     await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
     for (let seq = 0; seq < 12; seq++) await appA.producer.publish('orders', `x${seq}`, { seq });
     await waitFor(
@@ -240,6 +246,14 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
     );
     const first = lifecycle.find((e) => e.type === 'self-fenced' || e.type === 'fenced');
     expect(first?.type).toBe('self-fenced');
+    // ... and clearly before the coordinator's own deadline (its revoke clock starts when it
+    // handles a's heartbeat, after a sent it): not at the very rebalance timeout, where the
+    // coordinator's timer (ticking faster than a's 100 ms check) usually gets there first
+    const revoke = lifecycle.findLast(
+      (e) => e.type === 'assignment' && e.held === 1 && e.at < (first as { at: number }).at,
+    );
+    expect(revoke, 'the assignment that revoked one of a’s shards').toBeDefined();
+    expect((first as { at: number }).at - (revoke as { at: number }).at).toBeLessThan(2000 * 0.9);
     // every handler of a was told to stop; the kept shard's one with 'fenced'
     expect(a.every((c) => c.signal.aborted)).toBe(true);
     const causes = a.map((c) => (c.signal.reason as ShardReleasedError).releaseCause).sort();
