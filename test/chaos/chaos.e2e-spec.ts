@@ -27,6 +27,13 @@ describe(`chaos: seeded faults under keyed load (${config.profile}, seed ${confi
       expect(r.zombieSafety.byKind, `zombie safety ${seed}`).toEqual({});
       expect(r.duplicates.byKind, `duplicates explained ${seed}`).toEqual({});
       expect(outcome.report.ok).toBe(true);
+      // no message dead-lettered without ever being handled: the run has no poison messages, and
+      // term-member SIGTERMs example workers whose record file (a provider's resource) closes in
+      // onModuleDestroy — the drain must finish before it, so a graceful stop dead-letters nothing
+      expect(
+        outcome.report.counts.deadLetteredUnhandled,
+        `dead-lettered, never handled ${seed}`,
+      ).toBe(0);
       // the schedule really exercised the group: members came and went, shards changed hands
       expect(outcome.schedule.faults.length).toBeGreaterThanOrEqual(
         Math.floor((config.durationMs / config.meanFaultGapMs) * 0.5),

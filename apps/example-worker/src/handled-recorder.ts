@@ -1,4 +1,5 @@
-import { appendFileSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { OnModuleDestroy } from '@nestjs/common';
 
 /** One handled message, as the tests' invariant checker and the demo read it. */
 export interface HandledRecord {
@@ -38,21 +39,45 @@ export interface AckRecord {
  * Appends handled messages (and, through {@link AckRecorder}, ack batches) to a JSON-lines file,
  * synchronously: a handled line is in the kernel before the handler returns (and so before the
  * ack), so it survives the process being killed.
+ *
+ * It holds the file open and closes it in `onModuleDestroy`, as a provider holding a database
+ * pool would: a handler that still ran after that would fail. The library drains its handlers
+ * before any provider's `onModuleDestroy`, so on a graceful stop none does.
  */
-export class HandledRecorder {
-  constructor(private readonly file: string | undefined) {}
+export class HandledRecorder implements OnModuleDestroy {
+  private fd: number | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly file: string | undefined,
+    private readonly teardownDelayMs = 0,
+  ) {}
 
   get enabled(): boolean {
     return this.file !== undefined;
   }
 
   record(entry: HandledRecord): void {
-    if (this.file) appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
+    this.write(entry);
   }
 
   /** Appends one ack line. */
   recordAck(entry: AckRecord): void {
-    if (this.file) appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
+    this.write(entry);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    if (this.teardownDelayMs > 0) await new Promise((r) => setTimeout(r, this.teardownDelayMs));
+  }
+
+  private write(entry: HandledRecord | AckRecord): void {
+    if (this.file === undefined) return;
+    if (this.closed) throw new Error(`the record file ${this.file} is closed (shutting down)`);
+    this.fd ??= openSync(this.file, 'a');
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
   }
 }
 

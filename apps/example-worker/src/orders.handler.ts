@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   StreamShardHandler,
@@ -17,6 +18,10 @@ export interface OrderEvent {
 /**
  * The example handler: one `@StreamShardHandler` method. Messages of one shard arrive one after
  * another, in order; resolving acknowledges, throwing retries (then dead-letters).
+ *
+ * Its simulated work listens to `context.signal`, as any long handler should: when this member
+ * gives the shard up (revoke, fence, shutdown) the wait ends at once and the handler throws; the
+ * message then stays pending for the shard's next owner — neither retried here nor dead-lettered.
  */
 @Injectable()
 export class OrdersHandler {
@@ -39,7 +44,8 @@ export class OrdersHandler {
       throw new Error(`refusing ${message.key}: its key starts with ${this.config.failKeyPrefix}`);
     }
     if (this.config.handlerDelayMs > 0) {
-      await new Promise((resolve) => setTimeout(resolve, this.config.handlerDelayMs));
+      // ends early, rejecting, when the shard is given up (context.signal.reason says why)
+      await delay(this.config.handlerDelayMs, undefined, { signal: context.signal });
     }
     this.handled++;
     this.recorder.record({

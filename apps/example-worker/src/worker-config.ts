@@ -10,6 +10,11 @@ export interface WorkerConfig {
   readonly instanceId: string | undefined;
   /** Simulated work per message. */
   readonly handlerDelayMs: number;
+  /**
+   * Simulated teardown of the worker's own resources: after closing the record file in
+   * `onModuleDestroy`, the recorder takes this long (a database pool finishing its queries).
+   */
+  readonly teardownDelayMs: number;
   /** Append one JSON line per handled message here (tests, the demo). */
   readonly recordFile: string | undefined;
   /** Messages whose key starts with this prefix always fail (to show retries and dead-letter). */
@@ -47,6 +52,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     memberId: env.MEMBER_ID || undefined,
     instanceId: env.INSTANCE_ID || undefined,
     handlerDelayMs: int(env, 'HANDLER_DELAY_MS', 0),
+    teardownDelayMs: int(env, 'TEARDOWN_DELAY_MS', 0),
     recordFile: env.RECORD_FILE || undefined,
     failKeyPrefix: env.FAIL_KEY_PREFIX || undefined,
     maxDeliveries: int(env, 'MAX_DELIVERIES', 5),

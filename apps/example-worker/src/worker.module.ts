@@ -48,7 +48,10 @@ export class WorkerModule {
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         { provide: WORKER_METRICS_REGISTRY, useValue: registry },
-        { provide: HandledRecorder, useValue: new HandledRecorder(config.recordFile) },
+        {
+          provide: HandledRecorder,
+          useValue: new HandledRecorder(config.recordFile, config.teardownDelayMs),
+        },
         OrdersHandler,
         AckRecorder,
       ],

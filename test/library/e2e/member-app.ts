@@ -37,7 +37,10 @@ export interface MemberAppOptions {
   readonly group: string;
   readonly memberId?: string;
   /** The `orders` handler's work; omitted: the app has no handler at all (publish-only). */
-  readonly handle?: (message: StreamShardMessage<{ seq: number }>) => Promise<void>;
+  readonly handle?: (
+    message: StreamShardMessage<{ seq: number }>,
+    context: StreamShardContext,
+  ) => Promise<void>;
   readonly module?: Partial<StreamCoordinatorModuleOptions>;
 }
 
@@ -106,7 +109,7 @@ export async function startMemberApp(options: MemberAppOptions): Promise<MemberA
         context: StreamShardContext,
       ): Promise<void> {
         const t0 = performance.timeOrigin + performance.now();
-        await work(message);
+        await work(message, context);
         handled.push({
           memberId: context.memberId,
           shard: message.shard,

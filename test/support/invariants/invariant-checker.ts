@@ -88,6 +88,7 @@ export function checkInvariants(
     redeliveredHandlings: ctx.handled.filter((h) => h.d > 1).length,
     zombieInFlight: results.zombieSafety.notes.zombieInFlight ?? 0,
     deadLettered: ctx.deadLettered.size,
+    deadLetteredUnhandled: [...ctx.deadLettered].filter((key) => !ctx.handlingsOf.has(key)).length,
     pendingAtEnd: ctx.pendingIds.size,
     keys: new Set(input.produced.map((p) => p.key)).size,
     shards: new Set([...input.produced.map((p) => p.shard), ...ctx.handled.map((h) => h.s)]).size,

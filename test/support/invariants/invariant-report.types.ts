@@ -36,6 +36,12 @@ export interface InvariantCounts {
   /** Handlings that started while their member owned the shard and ended after it lost it. */
   readonly zombieInFlight: number;
   readonly deadLettered: number;
+  /**
+   * Dead-lettered messages no handler call ever completed (no handled record): lost to the
+   * application. A run without poison messages must have none (a graceful shutdown, a revoke or a
+   * fence must never dead-letter).
+   */
+  readonly deadLetteredUnhandled: number;
   readonly pendingAtEnd: number;
   readonly keys: number;
   readonly shards: number;

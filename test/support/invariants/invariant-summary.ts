@@ -47,7 +47,7 @@ export function formatInvariantReport(report: InvariantReport, title = 'invarian
     ...rows.map(line),
     '',
     `produced ${c.produced} · handled ${c.handledRecords} (distinct ${c.distinctHandled}, duplicates ${c.duplicates}, redelivered ${c.redeliveredHandlings}) · ` +
-      `acks ${c.ackRecords} records / ${c.ackedIds} ids · dead-lettered ${c.deadLettered} · pending at end ${c.pendingAtEnd} · ` +
+      `acks ${c.ackRecords} records / ${c.ackedIds} ids · dead-lettered ${c.deadLettered} (never handled ${c.deadLetteredUnhandled}) · pending at end ${c.pendingAtEnd} · ` +
       `zombie in-flight ${c.zombieInFlight} · keys ${c.keys} · shards ${c.shards} · hand-offs ${c.handOffs}` +
       (c.minHandOffGapMs === null ? '' : ` (min gap ${c.minHandOffGapMs.toFixed(2)} ms)`),
     `per member: ${Object.entries(c.handledByMember)

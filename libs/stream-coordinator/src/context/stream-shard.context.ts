@@ -28,11 +28,32 @@ export class StreamShardContext {
   readonly #message: StreamShardMessage;
   readonly #group: string;
   readonly #memberId: string;
+  readonly #signal: AbortSignal;
 
-  constructor(message: StreamShardMessage, group: string, memberId: string) {
+  constructor(
+    message: StreamShardMessage,
+    group: string,
+    memberId: string,
+    signal: AbortSignal = new AbortController().signal,
+  ) {
     this.#message = message;
     this.#group = group;
     this.#memberId = memberId;
+    this.#signal = signal;
+  }
+
+  /**
+   * Aborts when this member gives the message's shard up while the handler runs: the shard was
+   * revoked, the member was fenced or removed (or fenced itself), or the application is shutting
+   * down. Its `reason` is a `ShardReleasedError`. A long handler passes it to what it awaits
+   * (`fetch(url, { signal })`, `setTimeout` from `node:timers/promises`, database drivers that take
+   * one) or checks `signal.aborted` between steps, and throws `signal.reason` to stop: the message
+   * is then neither retried nor dead-lettered, it stays pending for the shard's next owner. A
+   * handler may also ignore it and finish; the shard is released once it settles (a revoke waits
+   * at most the rebalance timeout, a shutdown at most `shutdownTimeoutMs`).
+   */
+  get signal(): AbortSignal {
+    return this.#signal;
   }
 
   /** The logical stream (`orders`). */

@@ -236,6 +236,15 @@ export class MessageRunner {
     failure: Error,
   ): Promise<Outcome | { fields: Buffer[]; message: ShardMessage }> {
     const { options, counters, signal } = this.ctx;
+    if (signal.aborted) {
+      // The shard is being given up (revoke, fence, shutdown): the handler was told so through
+      // its context's signal and may have stopped because of it. Not a failure of the message:
+      // it stays pending, neither retried here nor dead-lettered; the next owner handles it.
+      options.logger.debug?.(
+        `${this.label()}: handler stopped for entry ${id} while the shard is given up (${failure.message}); it stays pending`,
+      );
+      return 'stop';
+    }
     counters.failed++;
     options.logger.warn(
       `${this.label()}: handler failed for entry ${id} (delivery ${message.deliveryCount}/${options.maxDeliveries}): ${failure.message}`,

@@ -3,3 +3,5 @@ export * from './invalid-module-options.error.js';
 export * from './invalid-stream-handler.error.js';
 export * from './duplicate-stream-handler.error.js';
 export * from './forbidden-handler.error.js';
+export * from './shard-released.error.js';
+export * from './shutdown-order.error.js';

@@ -1,3 +1,4 @@
+import type { DynamicModule } from '@nestjs/common';
 import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import type { StreamShardContext } from '../context/stream-shard.context.js';
@@ -12,10 +13,14 @@ import {
   mergeHandlerOptions,
   resolveStreamCoordinatorOptions,
 } from '../module/stream-coordinator-options.validation.js';
+import { ShutdownDrain, StreamCoordinatorDrainModule } from '../module/shutdown-drain.module.js';
 import { isValidName } from '../protocol/limits.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
+
+/** Token of the provider that registers a transport's drain (see `drainModule`). */
+const TRANSPORT_DRAIN = Symbol('StreamCoordinatorTransportDrain');
 
 /** Status values the transport reports on `server.status`. */
 export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
@@ -30,6 +35,17 @@ export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
  * throws or whose observable errors is retried, then dead-lettered, like a `@StreamShardHandler`.
  * Request-response (`@MessagePattern`) is not supported: streams carry events.
  *
+ * Shutdown: Nest closes a transport after every provider's `onModuleDestroy` on a signal (with
+ * `enableShutdownHooks()`) and in a hybrid app's `close()`, so handlers would still run while the
+ * application tears its own providers down. Import {@link drainModule} in the root module to drain
+ * the handlers and leave the group in the application's first teardown hook instead:
+ *
+ * ```ts
+ * export const transport = new StreamCoordinatorTransport(options);
+ * @Module({ imports: [transport.drainModule()], controllers: [OrdersController] })
+ * export class AppModule {}
+ * ```
+ *
  * @publicApi
  */
 export class StreamCoordinatorTransport
@@ -39,6 +55,8 @@ export class StreamCoordinatorTransport
   private readonly options: ResolvedStreamCoordinatorOptions;
   private runtime: MemberRuntime | null = null;
   private connections: StreamCoordinatorConnections | null = null;
+  /** Whether the application created {@link drainModule}'s provider (it did, if it imports it). */
+  private drainImported = false;
 
   /** @throws InvalidModuleOptionsError as `StreamCoordinatorModule.forRoot` would. */
   constructor(options: StreamCoordinatorModuleOptions) {
@@ -47,6 +65,10 @@ export class StreamCoordinatorTransport
   }
 
   listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    if (!this.drainImported)
+      this.options.logger.warn(
+        'StreamCoordinatorTransport: transport.drainModule() is not imported, so on a signal (enableShutdownHooks) or a hybrid app close() handlers keep running while providers are torn down in onModuleDestroy; import transport.drainModule() in the root module',
+      );
     const registry = new StreamHandlerRegistry(this.options);
     for (const [pattern, handler] of this.getHandlers()) this.register(registry, pattern, handler);
     this.connections = new StreamCoordinatorConnections(this.options);
@@ -106,6 +128,30 @@ export class StreamCoordinatorTransport
         await lastValueFrom(result, { defaultValue: undefined });
       },
     });
+  }
+
+  /**
+   * A module whose only hook drains this transport's handlers and leaves the group, as the
+   * application's first teardown hook (before any provider's `onModuleDestroy`; see the class
+   * description). Import it once, in the application the transport is connected to.
+   */
+  drainModule(): DynamicModule {
+    return {
+      module: StreamCoordinatorDrainModule,
+      providers: [
+        {
+          provide: TRANSPORT_DRAIN,
+          inject: [ShutdownDrain],
+          useFactory: (drain: ShutdownDrain) => {
+            this.drainImported = true;
+            drain.register(async () => {
+              await this.runtime?.shutdown();
+            });
+            return true;
+          },
+        },
+      ],
+    };
   }
 
   /** Drains in-flight handlers, leaves the group, closes the connections. */

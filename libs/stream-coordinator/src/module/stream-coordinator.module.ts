@@ -6,6 +6,7 @@ import { StreamHandlerExplorer } from '../discovery/stream-handler.explorer.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
 import { STREAM_COORDINATOR_OPTIONS } from './stream-coordinator.constants.js';
 import { StreamCoordinatorConfigurableModule } from './stream-coordinator.module-definition.js';
+import { StreamCoordinatorDrainModule } from './shutdown-drain.module.js';
 import { streamCoordinatorOptionsProvider } from './stream-coordinator-options.provider.js';
 import { STREAM_COORDINATOR_RUNTIME_PROVIDERS } from './stream-coordinator-runtime.providers.js';
 
@@ -21,10 +22,15 @@ import { STREAM_COORDINATOR_RUNTIME_PROVIDERS } from './stream-coordinator-runti
  * paths, by one provider; `@StreamShardHandler` methods of every provider and controller of the
  * application are discovered in `onModuleInit`.
  *
+ * Shutdown (`app.close()`, or a signal with `app.enableShutdownHooks()`): the member drains its
+ * handlers and leaves the group in the application's first teardown hook, before any other
+ * provider's `onModuleDestroy` runs, so handlers never see the application's own resources (a
+ * database pool closed in `onModuleDestroy`) go away; its Redis connections close last.
+ *
  * @publicApi
  */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, StreamCoordinatorDrainModule],
   providers: [
     streamCoordinatorOptionsProvider,
     StreamHandlerMetadataAccessor,

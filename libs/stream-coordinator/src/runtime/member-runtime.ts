@@ -2,10 +2,12 @@ import {
   type BeforeApplicationShutdown,
   Injectable,
   type OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { ShutdownDrain } from '../module/shutdown-drain.module.js';
 import { KeySpace, prefixOfKey, type HeartbeatResponse } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { CoordinatorClient } from './coordinator-client.js';
@@ -70,6 +72,14 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private subscriber: RedisConnection | null = null;
   private nudgeChannel: string | null = null;
   private leaving = false;
+  /** The shutdown sequence, once started (drain, then leave). */
+  private shutdownRun: Promise<void> | null = null;
+  /**
+   * Set when the membership was dropped (fenced, removed, self-fenced) while handlers still ran:
+   * settles once they all did, bounded by the rebalance timeout. The next join waits for it, so
+   * the coordinator never frees a shard a handler of this member still works on.
+   */
+  private settling: Promise<void> | null = null;
   /**
    * Bumped by every local reset of the membership (self-fencing): a heartbeat answer to a
    * request sent before the reset describes the state before it and must not be applied.
@@ -81,12 +91,15 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     private readonly registry: StreamHandlerRegistry,
     private readonly connections: StreamCoordinatorConnections,
     readonly events: MemberRuntimeEvents,
+    @Optional() drain?: ShutdownDrain,
   ) {
     this.client = new CoordinatorClient({
       baseUrl: options.coordinatorUrl,
       token: options.token,
       requestTimeoutMs: options.requestTimeoutMs,
     });
+    // Drain in the application's first teardown hook, while the user's providers are alive.
+    drain?.register(() => this.shutdown());
   }
 
   /** Whether this application takes part in a group (false: publish-only). */
@@ -148,7 +161,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       beforeHandle: (now) => this.checkSelfFence(now),
     });
     this.events.emit('joining', { memberId });
-    this.fenceTimer = setInterval(() => this.checkSelfFence(), 100);
+    this.fenceTimer = setInterval(() => {
+      this.checkSelfFence();
+      this.checkOverdueRevoke();
+    }, 100);
     // Subscribe to the nudge channel before the join (bounded): the nudge announcing the shards
     // released for this member can come right after the join, and must not find it deaf.
     await withTimeout(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
@@ -186,6 +202,13 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private async heartbeat(): Promise<void> {
     const membership = this.membership as Membership;
     const pool = this.pool as ShardReaderPool;
+    if (this.settling) {
+      // fenced or self-fenced: rejoin only once every handler settled (bounded)
+      await this.settling;
+      this.settling = null;
+      if (this.leaving) return;
+    }
+    if (this.shutdownRun !== null && membership.memberEpoch === 0) return; // never rejoin while shutting down
     const sentAt = performance.now();
     const generation = this.generation;
     const request = membership.nextRequest(pool.held());
@@ -208,14 +231,14 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       this.failures = 0;
       const wasFenced = this.phase === 'self-fenced';
       const changed = membership.onResponse(response);
-      this.phase = 'active';
+      if (this.shutdownRun === null) this.phase = 'active';
       if (wasFenced) this.events.emit('recovered', {});
       if (changed)
         this.events.emit('assignment', {
           assigned: [...changed.values()],
           epoch: response.memberEpoch,
         });
-      pool.reconcile(membership.assignment());
+      pool.reconcile(membership.assignment(), sentAt);
       this.ensureNudgeSubscription(membership);
       delay = response.heartbeatIntervalMs;
     } catch (error) {
@@ -244,7 +267,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         );
         membership.reset();
         this.events.emit('fenced', { code });
-        void pool.stopAll('dropped');
+        this.dropAll(pool);
         this.failures = 0;
         return 0;
       case 'fatal':
@@ -286,19 +309,72 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private checkSelfFence(now = performance.now()): void {
     const m = this.membership;
     const pool = this.pool;
-    if (!m || !pool || this.leaving || this.phase === 'self-fenced') return;
+    // (already out of the group, waiting for its handlers to settle before it rejoins: nothing
+    // to fence; its heartbeats pause meanwhile)
+    if (!m || !pool || this.leaving || this.phase === 'self-fenced' || this.settling !== null)
+      return;
     const session = m.sessionTimeoutMs;
     if (session === null || this.lastOkAt === null) return;
     const deadline = this.lastOkAt + session * (1 - SELF_FENCE_MARGIN);
-    if (now < deadline) return;
+    if (now >= deadline) {
+      this.selfFence(
+        m,
+        pool,
+        `no successful heartbeat for ${Math.round(performance.now() - this.lastOkAt)} ms (session timeout ${session} ms): stopping every shard until the coordinator answers`,
+      );
+    }
+  }
+
+  /**
+   * A revoke not completed within the rebalance timeout gets the member removed by the
+   * coordinator, which then gives every shard of it to others: stop them all before that happens
+   * (at 75% of it, checked every 100 ms with the lease check; not per message).
+   */
+  private checkOverdueRevoke(): void {
+    const m = this.membership;
+    const pool = this.pool;
+    if (!m || !pool || this.leaving || this.phase === 'self-fenced' || this.settling !== null)
+      return;
+    const revokedAt = pool.oldestRevoke();
+    // The coordinator's clock starts later (when it handles the heartbeat sent at `revokedAt`)
+    // but its timer ticks faster than this 100 ms check: stop with the same margin as the
+    // session self-fence, so the member is out before the coordinator gives the shards away.
+    const rebalance = this.options.rebalanceTimeoutMs;
+    if (
+      revokedAt === undefined ||
+      performance.now() < revokedAt + rebalance * (1 - SELF_FENCE_MARGIN)
+    )
+      return;
+    this.selfFence(
+      m,
+      pool,
+      `a revoked shard's handler still runs after the rebalance timeout (${this.options.rebalanceTimeoutMs} ms): the coordinator removes this member; stopping every shard and rejoining once the handlers settled`,
+    );
+  }
+
+  private selfFence(m: Membership, pool: ShardReaderPool, why: string): void {
     this.phase = 'self-fenced';
     this.generation++;
-    this.options.logger.warn(
-      `no successful heartbeat for ${Math.round(performance.now() - this.lastOkAt)} ms (session timeout ${session} ms): stopping every shard until the coordinator answers`,
-    );
+    this.options.logger.warn(why);
     m.reset();
     this.events.emit('self-fenced', {});
-    void pool.stopAll('dropped');
+    this.dropAll(pool);
+  }
+
+  /**
+   * Stops every reader (their handlers' signals abort) after the membership was dropped; the
+   * next join waits until they all settled, at most the rebalance timeout (see `settling`).
+   */
+  private dropAll(pool: ShardReaderPool): void {
+    const bound = this.options.rebalanceTimeoutMs;
+    const settled = withTimeout(pool.stopAll('dropped'), bound).then((done) => {
+      if (!done)
+        this.options.logger.warn(
+          `handlers still running ${bound} ms (the rebalance timeout) after this member was fenced; rejoining anyway (their late acks are refused)`,
+        );
+    });
+    const previous = this.settling;
+    this.settling = previous ? Promise.all([previous, settled]).then(() => undefined) : settled;
   }
 
   private ensureNudgeSubscription(membership: Membership): void {
@@ -344,16 +420,32 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /**
-   * Graceful leave: stop reading, drain in-flight handlers (bounded by `shutdownTimeoutMs`),
-   * send the leave heartbeat so the shards move at once; connections close afterwards
-   * (`onApplicationShutdown` of the connections provider).
+   * Graceful leave (see {@link shutdown}); in a module app it already ran in the application's
+   * first teardown hook, this is the fallback.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.leaving) return;
-    this.leaving = true;
-    clearTimeout(this.timer);
-    clearInterval(this.fenceTimer);
+    await this.shutdown();
+  }
+
+  /**
+   * Graceful leave: stop reading (no handler starts any more; running ones see their signal
+   * abort), drain in-flight handlers (bounded by `shutdownTimeoutMs`) while heartbeating as usual
+   * — reporting the shards still held, so a long drain does not get the member expired — then
+   * send the leave heartbeat so the shards move at once; connections close afterwards
+   * (`onApplicationShutdown` of the connections provider). Runs once; later calls wait for it.
+   * The module runs it in the application's first teardown hook (`onModuleDestroy` of its drain
+   * module), before any user provider is torn down; the microservice transport in `close()`.
+   */
+  shutdown(): Promise<void> {
+    this.shutdownRun ??= this.runShutdown();
+    return this.shutdownRun;
+  }
+
+  private async runShutdown(): Promise<void> {
     if (!this.membership || !this.pool) {
+      this.leaving = true;
+      clearTimeout(this.timer);
+      clearInterval(this.fenceTimer);
       this.phase = 'stopped';
       return;
     }
@@ -365,6 +457,9 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         `shutdown: handlers still running after ${this.options.shutdownTimeoutMs} ms; leaving anyway (their late acks will be refused)`,
       );
     }
+    this.leaving = true;
+    clearTimeout(this.timer);
+    clearInterval(this.fenceTimer);
     await withTimeout(this.inFlight ?? Promise.resolve(), this.options.requestTimeoutMs);
     if (membership.memberEpoch > 0) {
       try {

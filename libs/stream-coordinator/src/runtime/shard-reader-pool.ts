@@ -6,6 +6,7 @@ import { ShardReader } from '../data-plane/shard-reader.js';
 import type { ShardReaderOptions } from '../data-plane/shard-reader.options.js';
 import type { ShardLostReason, ShardReaderHooks } from '../data-plane/shard-reader.types.js';
 import type { StreamHandlerDefinition } from '../discovery/stream-handler-definition.interface.js';
+import { type ShardReleaseCause, ShardReleasedError } from '../errors/shard-released.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import { KeySpace, prefixOfKey } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
@@ -38,7 +39,14 @@ interface Slot {
   /** Resolves when the reader has fully stopped (handler settled, acks flushed, connection closed). */
   settled: Promise<void>;
   stopping: boolean;
+  /** Aborts the handlers' `signal` (see `StreamShardContext.signal`) when the shard is given up. */
+  readonly abort: AbortController;
+  /** `performance.now()` from which a revoke of this shard counts (undefined: not revoked). */
+  revokedAt: number | undefined;
 }
+
+/** Why the pool stops a reader: the handlers' abort reason follows from it. */
+export type StopCause = 'revoked' | 'dropped' | 'shutdown';
 
 /**
  * The readers of the shards this member owns: one {@link ShardReader} per shard, each on its own
@@ -69,13 +77,19 @@ export class ShardReaderPool {
 
   /**
    * Moves towards `assignment`: stops readers of shards not in it, starts readers for shards in
-   * it that have none (waiting for a settling predecessor of the same shard first).
+   * it that have none (waiting for a settling predecessor of the same shard first). `revokedAt`
+   * (`performance.now()`, default now) is when a revoke in it counts from: the runtime passes the
+   * time it sent the heartbeat that brought it, no later than the coordinator started its
+   * rebalance timeout.
    */
-  reconcile(assignment: ReadonlyMap<string, GrantedShard>): void {
+  reconcile(assignment: ReadonlyMap<string, GrantedShard>, revokedAt = performance.now()): void {
     if (this.closed) return;
     this.target = assignment;
     for (const [id, slot] of this.slots) {
-      if (!assignment.has(id) && !slot.stopping) this.stopSlot(id, slot, 'revoked');
+      if (!assignment.has(id) && !slot.stopping) {
+        slot.revokedAt = revokedAt;
+        this.stopSlot(id, slot, 'revoked');
+      }
     }
     for (const [id, shard] of assignment) {
       const slot = this.slots.get(id);
@@ -94,12 +108,16 @@ export class ShardReaderPool {
     }
   }
 
-  /** Stops every reader (shards dropped as lost, shutdown). Resolves when all settled. */
-  async stopAll(cause: 'dropped' | 'revoked' = 'dropped'): Promise<void> {
+  /**
+   * Stops every reader (shards dropped as lost, shutdown) and aborts the signal of every handler
+   * still running, readers already stopping included. Resolves when all settled.
+   */
+  async stopAll(cause: StopCause = 'dropped'): Promise<void> {
     this.target = new Map();
     const settling: Array<Promise<void>> = [];
     for (const [id, slot] of this.slots) {
       if (!slot.stopping) this.stopSlot(id, slot, cause);
+      else this.abortHandlers(slot, cause);
       settling.push(slot.settled);
     }
     await Promise.all(settling);
@@ -108,7 +126,20 @@ export class ShardReaderPool {
   /** Stops everything and refuses new readers. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.stopAll('dropped');
+    await this.stopAll('shutdown');
+  }
+
+  /**
+   * The earliest time a shard still held was revoked (see {@link reconcile}), or `undefined`
+   * when no revoked shard is still settling.
+   */
+  oldestRevoke(): number | undefined {
+    let oldest: number | undefined;
+    for (const slot of this.slots.values()) {
+      if (slot.revokedAt !== undefined && (oldest === undefined || slot.revokedAt < oldest))
+        oldest = slot.revokedAt;
+    }
+    return oldest;
   }
 
   private start(id: string, shard: GrantedShard): void {
@@ -118,6 +149,8 @@ export class ShardReaderPool {
       ? new KeySpace(prefix).deadLetterKey(shard.stream)
       : `${shard.key}:dlq`;
     const { group, memberId } = this.options;
+    const abort = new AbortController();
+    const signal = abort.signal;
     let slot: Slot | undefined;
     const reader = new ShardReader({
       createConnection: this.options.createConnection,
@@ -128,7 +161,7 @@ export class ShardReaderPool {
       key: shard.key,
       deadLetterKey,
       handle: (message) =>
-        definition.invoke(message, new StreamShardContext(message, group, memberId)),
+        definition.invoke(message, new StreamShardContext(message, group, memberId, signal)),
       batchSize: definition.options.batchSize,
       blockMs: definition.options.blockMs,
       maxDeliveries: definition.options.maxDeliveries,
@@ -145,19 +178,36 @@ export class ShardReaderPool {
         );
         if (slot && !slot.stopping) {
           slot.stopping = true;
+          this.abortHandlers(slot, 'lost');
           this.finish(id, slot, 'lost');
         }
       },
       ...this.options.readerOverrides,
     });
-    slot = { shard, reader, settled: Promise.resolve(), stopping: false };
+    slot = {
+      shard,
+      reader,
+      settled: Promise.resolve(),
+      stopping: false,
+      abort,
+      revokedAt: undefined,
+    };
     this.slots.set(id, slot);
     reader.start();
   }
 
-  private stopSlot(id: string, slot: Slot, cause: 'revoked' | 'dropped'): void {
+  private stopSlot(id: string, slot: Slot, cause: StopCause): void {
     slot.stopping = true;
-    this.finish(id, slot, cause, slot.reader.stop());
+    const stopped = slot.reader.stop();
+    this.abortHandlers(slot, cause);
+    this.finish(id, slot, cause === 'shutdown' ? 'dropped' : cause, stopped);
+  }
+
+  /** Tells the shard's running handler to stop (its context's `signal`); the first cause wins. */
+  private abortHandlers(slot: Slot, cause: StopCause | 'lost'): void {
+    if (slot.abort.signal.aborted) return;
+    const reason: ShardReleaseCause = cause === 'dropped' ? 'fenced' : cause;
+    slot.abort.abort(new ShardReleasedError(slot.shard.stream, slot.shard.shard, reason));
   }
 
   private finish(
