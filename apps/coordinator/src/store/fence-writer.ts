@@ -9,6 +9,7 @@ import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT, SHARD_DELETE_SCRIPT } from './fence.scripts.js';
+import { FenceWriteRefusedError } from './fence-write-refused.error.js';
 
 const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 2);
 const releaseScript = new LuaScript(FENCE_RELEASE_SCRIPT, 1);
@@ -27,10 +28,14 @@ export async function deleteShardKeys(redis: Redis | Cluster, shardKey: string):
   return (await deleteScript.run(redis, [shardKey, shardMetaKey(shardKey)], [])) as number;
 }
 
-/** Which decision a fence write carries: the group's incarnation (`createdAt`) and version. */
+/**
+ * Which decision a fence write carries: the group's incarnation (`createdAt`), version and commit
+ * identity (`commitId`).
+ */
 export interface FenceStamp {
   readonly incarnation: number;
   readonly version: number;
+  readonly commitId: string;
 }
 
 /**
@@ -41,6 +46,8 @@ export interface FenceStamp {
  * itself (beyond Kafka: a zombie cut off from the coordinator can neither read nor ack). Every
  * write is ordered by its {@link FenceStamp}, so writes may be delayed, repeated or re-applied
  * after a crash without ever undoing a newer decision. `ensure` re-creates a missing gate too.
+ * A refused write is never ignored: once every write of a call ran, the call rejects with a
+ * {@link FenceWriteRefusedError} naming the refused shards.
  */
 export class FenceWriter {
   constructor(private readonly redis: Redis | Cluster) {}
@@ -52,12 +59,18 @@ export class FenceWriter {
     stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
-    await Promise.all(
+    const written = await Promise.all(
       changes.map((c) =>
         c.to !== null
           ? this.write(grantScript, groupId, catalog.shardKey(c.stream, c.shard), stamp, c.to)
           : this.write(releaseScript, groupId, catalog.shardKey(c.stream, c.shard), stamp),
       ),
+    );
+    refuseUnwritten(
+      groupId,
+      stamp,
+      changes.map((c) => [c.stream, c.shard] as const),
+      written,
     );
   }
 
@@ -69,13 +82,15 @@ export class FenceWriter {
     stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
+    const refs: Array<readonly [string, number]> = [];
     const writes: Array<Promise<unknown>> = [];
     for (const [stream, shard] of shards) {
+      refs.push([stream, shard]);
       writes.push(
         this.write(grantScript, groupId, catalog.shardKey(stream, shard), stamp, memberId),
       );
     }
-    await Promise.all(writes);
+    refuseUnwritten(groupId, stamp, refs, await Promise.all(writes));
   }
 
   private write(
@@ -93,6 +108,7 @@ export class FenceWriter {
       gateField(groupId),
       groupId,
       shardGateKey(shardKey, groupId, ''),
+      stamp.commitId,
     ];
     const keys = [shardMetaKey(shardKey)];
     if (memberId !== undefined) {
@@ -101,4 +117,15 @@ export class FenceWriter {
     }
     return script.run(this.redis, keys, args);
   }
+}
+
+/** Throws a {@link FenceWriteRefusedError} naming every shard whose write was refused (0). */
+function refuseUnwritten(
+  groupId: string,
+  stamp: FenceStamp,
+  shards: ReadonlyArray<readonly [string, number]>,
+  results: readonly unknown[],
+): void {
+  const refused = shards.filter((_, i) => results[i] === 0);
+  if (refused.length > 0) throw new FenceWriteRefusedError(groupId, stamp, refused);
 }
