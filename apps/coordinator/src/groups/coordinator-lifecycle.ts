@@ -19,7 +19,9 @@ import type { SessionTimers } from './session-timers.js';
  * `STREAMS` of the configuration, follows catalog changes made by other replicas (re-evaluating
  * the groups that subscribe to a changed stream, so they are assigned new shards without waiting
  * for a heartbeat), runs the session/rebalance timers, and restarts every timer when the Redis
- * connection comes back (as Kafka re-arms timers when a coordinator loads).
+ * connection comes back (as Kafka re-arms timers when a coordinator loads). A reconnect also drops
+ * every cached group and reloads the stream catalog: the Redis that comes back may have lost its
+ * last writes (a restart from an older snapshot, a failover), so nothing cached before is trusted.
  */
 @Injectable()
 export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -47,13 +49,24 @@ export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeAppli
     }
     await this.subscriber.subscribe(this.registry.keys.streamsChangedChannel());
     this.subscriber.on('message', () => void this.onCatalogChanged());
-    this.redis.on('ready', () => this.timers.restartClock());
+    this.redis.on('ready', () => this.onReconnected());
     this.timers.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await this.timers.stop();
+  }
+
+  private onReconnected(): void {
+    this.coordinator.dropCache();
+    this.timers.restartClock();
+    if (this.stopped) return;
+    this.registry
+      .refresh()
+      .catch((error: unknown) =>
+        this.logger.warn(`catalog reload after a reconnect failed: ${String(error)}`),
+      );
   }
 
   private async onCatalogChanged(): Promise<void> {
