@@ -96,5 +96,12 @@ describe('stale replica caches', () => {
     const stored = await one.redis.hget(one.keys.groupMetaKey(g), 'createdAt');
     expect(String(seen.state.meta.createdAt)).toBe(stored);
     expect((await two.coordinator.read(g)).state.meta.createdAt).toBe(seen.state.meta.createdAt);
+    // …and the creating commit's event records that same incarnation (projections rebuild from it).
+    const changed = (await one.store.events(g, undefined, 10)).find(
+      (e) => e.type === 'GROUP_STATE_CHANGED',
+    );
+    expect((changed?.data as { meta?: { createdAt?: number } }).meta?.createdAt).toBe(
+      seen.state.meta.createdAt,
+    );
   });
 });
