@@ -103,6 +103,10 @@ describe('fence durability', () => {
     expect(await owner(g, 0)).toBe('1:c');
     await fences.ensure(g, 'c', [['orders', 0]], at(1, 200), base.registry);
     expect(await owner(g, 0)).toBe('1:c');
+    // The order stays readable by a release without commit identities; the commit is beside it.
+    const meta = await redis.redis().hgetall(shardMetaKey(base.keys.shardKey('orders', 0)));
+    expect(meta[`fence-order:${g}`]).toBe('200:1');
+    expect(meta[`fence-commit:${g}`]).toBe('200:1:c1');
   });
 
   it('read gates follow the token in the same script: only the owner has one, and no late write resurrects an older owner’s gate', async () => {

@@ -20,6 +20,11 @@ export function fenceOrderField(group: string): string {
   return `fence-order:${group}`;
 }
 
+/** Field of a shard's meta hash recording the identity of the commit that decision came from. */
+export function fenceCommitField(group: string): string {
+  return `fence-commit:${group}`;
+}
+
 /**
  * Deletes a removed shard's data-plane keys in one same-slot script: the stream, its meta hash and
  * every read gate left on it (see `SHARD_DELETE_SCRIPT`). Resolves to the number of keys deleted.
@@ -109,6 +114,7 @@ export class FenceWriter {
       groupId,
       shardGateKey(shardKey, groupId, ''),
       stamp.commitId,
+      fenceCommitField(groupId),
     ];
     const keys = [shardMetaKey(shardKey)];
     if (memberId !== undefined) {
