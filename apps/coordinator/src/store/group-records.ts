@@ -106,11 +106,17 @@ export function decodeMeta(
 }
 
 /**
- * Serialises the fence writes of a change (`{v, c: [[stream, shard, from, to], …]}`); they are
+ * Serialises the fence writes of a change (`{i, v, c: [[stream, shard, from, to], …]}`); they are
  * stamped with the commit that stores them (its incarnation and identity are in the same hash).
+ * `i` is only for replicas of earlier releases, which read the incarnation from here (a group's
+ * first commit, whose incarnation Redis sets, writes -1: older than any real one, so such a replica
+ * can never order a write above the real decisions).
  */
-export function encodePendingFences(p: Pick<PendingFenceRecord, 'version' | 'changes'>): string {
+export function encodePendingFences(
+  p: Pick<PendingFenceRecord, 'incarnation' | 'version' | 'changes'>,
+): string {
   return JSON.stringify({
+    i: p.incarnation,
     v: p.version,
     c: p.changes.map((c) => [c.stream, c.shard, c.from, c.to]),
   });

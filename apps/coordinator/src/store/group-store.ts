@@ -223,7 +223,11 @@ export class GroupStore {
       },
       ...(options.fences?.length
         ? {
-            fences: encodePendingFences({ version: expected + 1, changes: options.fences }),
+            fences: encodePendingFences({
+              incarnation: creates ? CREATED_AT_PLACEHOLDER : txn.meta.createdAt,
+              version: expected + 1,
+              changes: options.fences,
+            }),
           }
         : {}),
       mset,
