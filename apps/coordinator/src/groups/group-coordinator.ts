@@ -378,10 +378,10 @@ export class GroupCoordinator {
     const created = !cached.exists;
     cached.exists = true;
     cached.catalogVersion = this.registry.version;
-    this.cache.set(groupId, cached);
     try {
       // After the creating commit (the index key is in another slot: see GroupStore.index).
       if (created) await this.store.index(groupId);
+      this.cache.set(groupId, cached);
       await this.fences.apply(groupId, ownership, stampOf(cached.state), this.registry);
       if (ownership.length > 0) await this.store.clearPendingFences(groupId, written.commitId);
       await this.ensureFences(groupId, cached, step);

@@ -85,9 +85,13 @@ export class SessionTimers {
     const indexed = new Set(this.groupIds);
     for (const [groupId, cached] of this.coordinator.cachedGroups()) {
       if (!cached.exists || indexed.has(groupId)) continue;
-      this.logger.warn(`group ${groupId} exists but was not in the index of groups; indexed again`);
-      await this.store.index(groupId);
       this.groupIds.push(groupId);
+      // (indexed meanwhile when it was created after the list was read)
+      if (await this.store.index(groupId)) {
+        this.logger.warn(
+          `group ${groupId} exists but was not in the index of groups; indexed again`,
+        );
+      }
     }
   }
 

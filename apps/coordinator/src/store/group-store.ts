@@ -349,13 +349,14 @@ export class GroupStore {
   }
 
   /**
-   * Adds a group to the index of known groups (idempotent). Called after the commit that created
+   * Adds a group to the index of known groups (idempotent; true when it was not indexed). Called
+   * after the commit that created
    * the group (and by the session timers for any existing group they find unindexed): the index
    * key lives in another slot than the group's keys, so it cannot be written by the group's
    * scripts on Redis Cluster.
    */
-  async index(groupId: string): Promise<void> {
-    await this.redis.sadd(this.keys.groupsIndexKey(), groupId);
+  async index(groupId: string): Promise<boolean> {
+    return (await this.redis.sadd(this.keys.groupsIndexKey(), groupId)) === 1;
   }
 
   /**
