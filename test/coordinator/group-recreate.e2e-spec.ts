@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DescribedGroup } from '@redis-stream-coordinator/nestjs/protocol';
 import { KeySpace, ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import { fenceOrderField } from '../../apps/coordinator/src/store/fence-writer.js';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
 import { waitFor } from '../library/e2e/group-run.js';
@@ -112,5 +113,62 @@ describe('a group deleted and re-created across replicas', () => {
     await publishAndAwait(second, 100, 20);
     const described = (await apiA.get<DescribedGroup>(`/v1/groups/${GROUP}`)).body;
     expect(described.state).toBe('STABLE');
+  });
+
+  it('a new incarnation outranks an old one stamped by a Redis clock that ran ahead', async () => {
+    const group = 'recreated-ahead';
+    const apiB = new CoordinatorApi(b.url);
+    const first = await startMemberApp({
+      coordinatorUrl: b.url,
+      redis: redisUrl(),
+      group,
+      memberId: 'first',
+      handle: async () => undefined,
+    });
+    apps.push(first);
+    await waitFor(
+      () => first.runtime.status().held.length === SHARDS,
+      'the first member to hold every shard',
+      15_000,
+    );
+    await first.app.close();
+    await waitFor(
+      async () =>
+        (await apiB.get<DescribedGroup>(`/v1/groups/${group}`)).body.members?.length === 0,
+      'the first member to have left',
+      10_000,
+    );
+    // The first incarnation as a Redis whose clock ran an hour ahead stamped it (before a
+    // failover to a host with the right clock): its incarnation and fence orders in the future.
+    const ahead = Date.now() + 3_600_000;
+    const meta = new KeySpace(redis.prefix).groupMetaKey(group);
+    await redis.redis().hset(meta, 'createdAt', String(ahead));
+    for (const key of shardKeys()) {
+      const order = await redis.redis().hget(shardMetaKey(key), fenceOrderField(group));
+      expect(order).not.toBeNull();
+      const version = order!.split(':')[1];
+      await redis.redis().hset(shardMetaKey(key), fenceOrderField(group), `${ahead}:${version}`);
+    }
+    expect((await apiB.delete(`/v1/groups/${group}`)).status).toBe(204);
+
+    const second = await startMemberApp({
+      coordinatorUrl: a.url,
+      redis: redisUrl(),
+      group,
+      memberId: 'second',
+      handle: async () => undefined,
+    });
+    apps.push(second);
+    await waitFor(
+      async () => {
+        const owners = await Promise.all(
+          shardKeys().map((k) => redis.redis().hget(shardMetaKey(k), ownerField(group))),
+        );
+        return owners.every((o) => o?.endsWith(':second') === true);
+      },
+      'the fence of every shard to name the second member',
+      15_000,
+    );
+    expect(second.runtime.status().held.length).toBe(SHARDS);
   });
 });

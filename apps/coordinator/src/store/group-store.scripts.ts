@@ -13,8 +13,12 @@
  * after Redis loses acknowledged writes (a failover, AOF `everysec`) another replica can write a
  * different change under the same version number.
  * The commit that creates the group (current version 0) sets `createdAt`, the incarnation, from
- * the Redis clock — never from a replica's copy — and writes it into its events in place of the
- * placeholder `"createdAt":-1`.
+ * the Redis clock — never from a replica's copy — but always above the `incarnationFloor` a
+ * deletion left (the deleted incarnation's `createdAt`: fence orders compare incarnations, and a
+ * re-creation within the same millisecond, or on a Redis whose clock is behind the one that
+ * created the deleted incarnation — after a failover — would otherwise be stamped at or below it
+ * and every fence write refused), and writes it into its events in place of the placeholder
+ * `"createdAt":-1`.
  * Checkpoints (event-log projections, see `apps/coordinator/src/projections/`): after the events,
  * when the group was never checkpointed, when `cpEvery` events were appended since the last
  * checkpoint, or (age-based retention) when half of `minAgeMs` passed since it, a
@@ -53,7 +57,9 @@ if p.meta then
 end
 local created = redis.call('HGET', KEYS[1], 'createdAt')
 if cur == 0 then
-  created = tostring(now)
+  local floor = tonumber(redis.call('HGET', KEYS[1], 'incarnationFloor') or '0')
+  created = tostring(math.max(now, floor + 1))
+  redis.call('HDEL', KEYS[1], 'incarnationFloor')
   redis.call('HSET', KEYS[1], 'createdAt', created)
   if p.events then
     for _, e in ipairs(p.events) do e[3] = string.gsub(e[3], '"createdAt":%-1([,}])', '"createdAt":' .. created .. '%1') end
@@ -148,7 +154,9 @@ return out
 
 /**
  * Deletes an empty group: only if at the expected commit (ARGV: version, `createdAt`, `commitId`)
- * and it has no members.
+ * and it has no members. Leaves the meta hash holding only `incarnationFloor` (the deleted
+ * incarnation's `createdAt`, which the next creating commit stamps above; no `version`, so the
+ * group does not exist): one small hash per deleted group name.
  */
 export const DELETE_GROUP_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
@@ -158,5 +166,6 @@ if stored[1] and stored[1] ~= ARGV[2] then return 0 end
 if stored[2] and stored[2] ~= ARGV[3] then return 0 end
 if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+if stored[1] then redis.call('HSET', KEYS[1], 'incarnationFloor', stored[1]) end
 return 1
 `;
