@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeySpace } from '@redis-stream-coordinator/nestjs';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -28,7 +29,7 @@ describe('eviction warning on a Redis Cluster', () => {
   it('names the policy of a master that evicts, at start and in readiness', async () => {
     if (!cluster) throw new Error('no cluster');
     const prefix = uniquePrefix('evict-cluster');
-    const catalogOwner = await cluster.ownerOf(`${prefix}:{m}:streams`);
+    const catalogOwner = await cluster.ownerOf(new KeySpace(prefix).streamsKey());
     const evicting = cluster.nodes.find((n) => n.port !== catalogOwner.port);
     if (!evicting) throw new Error('no second master');
     const admin = new Redis(evicting.port, evicting.host);

@@ -13,6 +13,7 @@ import {
   deleteShardKeys,
   type FenceStamp,
 } from '../../apps/coordinator/src/store/fence-writer.js';
+import { FenceWriteRefusedError } from '../../apps/coordinator/src/store/fence-write-refused.error.js';
 import { useRedisPrefix } from '../support/redis.js';
 import {
   type InProcessCoordinator,
@@ -71,25 +72,41 @@ describe('fence durability', () => {
       { stream: 'orders', shard: 0, from: null, to },
     ];
     const release: OwnershipChange[] = [{ stream: 'orders', shard: 0, from: 'a', to: null }];
-    const at = (version: number, incarnation = 100): FenceStamp => ({ incarnation, version });
+    const at = (version: number, incarnation = 100, commitId = `c${version}`): FenceStamp => ({
+      incarnation,
+      version,
+      commitId,
+    });
+    const refused = (write: Promise<void>) =>
+      expect(write).rejects.toBeInstanceOf(FenceWriteRefusedError);
 
     await fences.apply(g, grant('a'), at(5), base.registry);
     await fences.ensure(g, 'a', [['orders', 0]], at(8), base.registry);
     expect(await owner(g, 0)).toBe('8:a');
     // A release decided at 6 arrives late: "a" was granted again at 8 and keeps it.
-    await fences.apply(g, release, at(6), base.registry);
+    await refused(fences.apply(g, release, at(6), base.registry));
     expect(await owner(g, 0)).toBe('8:a');
     await fences.apply(g, release, at(9), base.registry);
     expect(await owner(g, 0)).toBeNull();
     // A grant decided at 7 arrives after the release at 9: refused, the shard stays free.
-    await fences.apply(g, grant('b'), at(7), base.registry);
-    await fences.ensure(g, 'a', [['orders', 0]], at(8), base.registry);
+    await refused(fences.apply(g, grant('b'), at(7), base.registry));
+    await refused(fences.ensure(g, 'a', [['orders', 0]], at(8), base.registry));
     expect(await owner(g, 0)).toBeNull();
     // The group is deleted and created again: its versions restart, its incarnation is later.
     await fences.apply(g, grant('c'), at(1, 200), base.registry);
     expect(await owner(g, 0)).toBe('1:c');
-    await fences.apply(g, grant('a'), at(50, 100), base.registry);
+    await refused(fences.apply(g, grant('a'), at(50, 100), base.registry));
     expect(await owner(g, 0)).toBe('1:c');
+    // Another commit at the very same version (Redis lost the first one): refused, not re-granted;
+    // the commit that decided it may repeat its writes.
+    await refused(fences.ensure(g, 'a', [['orders', 0]], at(1, 200, 'lost'), base.registry));
+    expect(await owner(g, 0)).toBe('1:c');
+    await fences.ensure(g, 'c', [['orders', 0]], at(1, 200), base.registry);
+    expect(await owner(g, 0)).toBe('1:c');
+    // The order stays readable by a release without commit identities; the commit is beside it.
+    const meta = await redis.redis().hgetall(shardMetaKey(base.keys.shardKey('orders', 0)));
+    expect(meta[`fence-order:${g}`]).toBe('200:1');
+    expect(meta[`fence-commit:${g}`]).toBe('200:1:c1');
   });
 
   it('read gates follow the token in the same script: only the owner has one, and no late write resurrects an older owner’s gate', async () => {
@@ -111,7 +128,13 @@ describe('fence durability', () => {
     const change = (from: string | null, to: string | null): OwnershipChange[] => [
       { stream: 'orders', shard: 1, from, to },
     ];
-    const at = (version: number): FenceStamp => ({ incarnation: 100, version });
+    const at = (version: number): FenceStamp => ({
+      incarnation: 100,
+      version,
+      commitId: `c${version}`,
+    });
+    const refused = (write: Promise<void>) =>
+      expect(write).rejects.toBeInstanceOf(FenceWriteRefusedError);
 
     await fences.apply(g, change(null, 'a'), at(5), base.registry);
     expect(await gates()).toEqual({ a: true, b: false, c: false });
@@ -121,8 +144,8 @@ describe('fence durability', () => {
     expect(await owner(g, 1)).toBe('6:b');
     expect(await gates()).toEqual({ a: false, b: true, c: false });
     // A grant to a decided earlier arrives late: refused, a's gate stays gone.
-    await fences.apply(g, change(null, 'a'), at(5), base.registry);
-    await fences.ensure(g, 'a', [['orders', 1]], at(4), base.registry);
+    await refused(fences.apply(g, change(null, 'a'), at(5), base.registry));
+    await refused(fences.ensure(g, 'a', [['orders', 1]], at(4), base.registry));
     expect(await gates()).toEqual({ a: false, b: true, c: false });
     // ensure at the current decision re-creates a gate that went missing, and keeps the owner's.
     await redis.redis().del(gate('b'));
@@ -133,14 +156,14 @@ describe('fence durability', () => {
     await fences.apply(g, change('b', 'c'), at(7), base.registry);
     expect(await gates()).toEqual({ a: false, b: false, c: true });
     // A late release is refused; a current one deletes token, record and gate.
-    await fences.apply(g, change('c', null), at(6), base.registry);
+    await refused(fences.apply(g, change('c', null), at(6), base.registry));
     expect(await gates()).toEqual({ a: false, b: false, c: true });
     await fences.apply(g, change('c', null), at(8), base.registry);
     expect(await owner(g, 1)).toBeNull();
     expect(await redis.redis().hget(shardMetaKey(key), gateField(g))).toBeNull();
     expect(await gates()).toEqual({ a: false, b: false, c: false });
     // …and a grant decided before that release cannot bring any gate back.
-    await fences.apply(g, change(null, 'c'), at(7), base.registry);
+    await refused(fences.apply(g, change(null, 'c'), at(7), base.registry));
     expect(await gates()).toEqual({ a: false, b: false, c: false });
     // A recorded gate key outside this shard's gate prefix is never touched.
     const foreign = `${base.keys.shardKey('orders', 2)}:gate:${g}:x`;
@@ -155,7 +178,7 @@ describe('fence durability', () => {
     const fences = new FenceWriter(base.redis);
     const key = base.keys.shardKey('orders', 3);
     const neighbour = base.keys.shardKey('orders', 2);
-    const at = (version: number): FenceStamp => ({ incarnation: 100, version });
+    const at = (version: number): FenceStamp => ({ incarnation: 100, version, commitId: 'c' });
     await redis.redis().xadd(key, '*', 'key', 'k', 'payload', '{}');
     await fences.ensure('g-del-1', 'a', [['orders', 3]], at(1), base.registry);
     await fences.ensure('g-del-1', 'n', [['orders', 2]], at(1), base.registry);
@@ -192,9 +215,11 @@ describe('fence durability', () => {
         null,
       );
 
+    const pending = () => redis.redis().hget(x.keys.groupMetaKey(g), 'pendingFences');
     // The join commits, then the writer "dies" before any fence is written.
     crashing.failing = true;
     await expect(join(x, 'a')).rejects.toThrow(/simulated crash/);
+    expect(await pending()).not.toBeNull();
     expect(await Promise.all([0, 1, 2, 3].map((s) => owner(g, s)))).toEqual([
       null,
       null,
@@ -208,6 +233,8 @@ describe('fence durability', () => {
     expect(
       (await Promise.all([0, 1, 2, 3].map((s) => owner(g, s)))).map((t) => t?.split(':')[1]),
     ).toEqual(['a', 'a', 'a', 'a']);
+    // Written: the record goes, so later loads do not write the same grants again.
+    expect(await pending()).toBeNull();
 
     // b joins; a is told to revoke two shards and acknowledges, and the writer dies again.
     const b = (await join(x, 'b')) as HeartbeatResponse;
@@ -231,8 +258,10 @@ describe('fence durability', () => {
     for (const s of released) expect((await owner(g, s))?.endsWith(':a')).toBe(true);
 
     // A restarted coordinator loads the group and clears them before serving anything.
+    expect(await pending()).not.toBeNull();
     const y = await start();
     await y.coordinator.read(g);
+    expect(await pending()).toBeNull();
     for (const s of released) expect(await owner(g, s)).toBeNull();
     for (const s of kept) expect((await owner(g, s))?.endsWith(':a')).toBe(true);
     const granted = (await y.coordinator.heartbeat(
@@ -242,5 +271,7 @@ describe('fence durability', () => {
     )) as HeartbeatResponse;
     expect(granted.assignment?.shards[0]?.shards).toEqual(released);
     for (const s of released) expect((await owner(g, s))?.endsWith(':b')).toBe(true);
+    // A commit whose fence writes all went through leaves nothing to replay.
+    expect(await pending()).toBeNull();
   });
 });

@@ -67,10 +67,42 @@ describe('stale replica caches', () => {
     await one.coordinator.deleteGroup(g); // one's cache still lists x
     expect((await two.coordinator.read(g)).exists).toBe(false);
     // …and one created meanwhile is not reported missing.
-    expect((await one.coordinator.read(g)).exists).toBe(false); // one caches "no such group"
+    expect((await one.coordinator.read(g)).exists).toBe(false); // one has seen "no such group"
     await two.coordinator.heartbeat(g, join('y'), null);
     await two.coordinator.heartbeat(g, { memberId: 'y', memberEpoch: -1 }, null);
     await one.coordinator.deleteGroup(g);
     expect((await two.coordinator.read(g)).exists).toBe(false);
+  });
+
+  it('keeps nothing for groups that do not exist (random lookups leave no trace)', async () => {
+    const before = one.coordinator.cachedGroups().size;
+    for (let i = 0; i < 200; i++) {
+      expect((await one.coordinator.read(`g-random-${i}`)).exists).toBe(false);
+    }
+    await expect(one.coordinator.deleteGroup('g-random-x')).rejects.toMatchObject({
+      code: 'GROUP_ID_NOT_FOUND',
+    });
+    expect(one.coordinator.cachedGroups().size).toBe(before);
+  });
+
+  it('a group read as missing on one replica and created through another is seen at once', async () => {
+    const g = 'g-late';
+    expect((await one.coordinator.read(g)).exists).toBe(false);
+    const created = (await two.coordinator.heartbeat(g, join('x'), null)) as HeartbeatResponse;
+    expect(created.memberEpoch).toBe(1);
+    const seen = await one.coordinator.read(g);
+    expect(seen.exists).toBe(true);
+    // Its incarnation is the one Redis set in the creating commit, not a time one replica picked.
+    const stored = await one.redis.hget(one.keys.groupMetaKey(g), 'createdAt');
+    expect(String(seen.state.meta.createdAt)).toBe(stored);
+    expect((await two.coordinator.read(g)).state.meta.createdAt).toBe(seen.state.meta.createdAt);
+    // …and the creating commit's event records that same incarnation (projections rebuild from it).
+    const changed = (await one.store.events(g, undefined, 10)).find(
+      (e) => e.type === 'GROUP_STATE_CHANGED',
+    );
+    if (!changed) throw new Error('no GROUP_STATE_CHANGED event for the creating commit');
+    expect((changed.data as { meta?: { createdAt?: number } }).meta?.createdAt).toBe(
+      seen.state.meta.createdAt,
+    );
   });
 });

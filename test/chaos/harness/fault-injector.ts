@@ -2,6 +2,7 @@ import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protoco
 import type { MemberCrash } from '../../support/invariants/index.js';
 import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
 import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
+import { recreateGroupAcrossReplicas } from './group-recreate-probe.js';
 
 /** What happened to one action. */
 export interface ActionOutcome {
@@ -133,6 +134,8 @@ export class FaultInjector {
         return '';
       case 'reshard':
         return this.reshard(action.shards);
+      case 'recreate-group':
+        return recreateGroupAcrossReplicas(c, action.group);
     }
   }
 
@@ -186,6 +189,8 @@ export function describe(action: ChaosAction): string {
       return `restart Redis${action.crash ? ' (crash)' : ''}`;
     case 'reshard':
       return `reshard to ${action.shards}`;
+    case 'recreate-group':
+      return `delete and re-create group ${action.group} across the replicas`;
   }
 }
 

@@ -13,6 +13,7 @@ export const FAULT_KINDS = [
   'restart-redis',
   'join-member',
   'reshard',
+  'recreate-group',
 ] as const;
 
 /** One kind of fault. */
@@ -39,7 +40,8 @@ export type ChaosAction =
     }
   | { readonly type: 'start-coordinator'; readonly replica: 'A' | 'B' }
   | { readonly type: 'restart-redis'; readonly crash: boolean }
-  | { readonly type: 'reshard'; readonly shards: number };
+  | { readonly type: 'reshard'; readonly shards: number }
+  | { readonly type: 'recreate-group'; readonly group: string };
 
 /** An action at its planned time (ms after the fault phase began). */
 export interface ScheduledAction {
@@ -281,6 +283,15 @@ function planOne(
       state.shards = shards;
       state.busy('reshard', at + 20_000);
       return fault(`reshard ${from} → ${shards} shards`);
+    }
+    case 'recreate-group': {
+      if (!state.free('side-group', at)) return null;
+      const group = `side-${index + 1}`;
+      act(0, 'side-group', { type: 'recreate-group', group });
+      state.busy('side-group', at + SETTLE_MS);
+      return fault(
+        `side group ${group}: looked up on replica A, created, used and deleted on B, joined on A`,
+      );
     }
   }
 }

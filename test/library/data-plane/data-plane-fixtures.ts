@@ -54,7 +54,7 @@ export async function grant(
   await new FenceWriter(redis).apply(
     group,
     [{ stream: shard.stream, shard: shard.shard, from: null, to: memberId }],
-    { incarnation: 1, version },
+    { incarnation: 1, version, commitId: '' },
     catalogOf(shard),
   );
 }
@@ -69,7 +69,7 @@ export async function release(
   await new FenceWriter(redis).apply(
     group,
     [{ stream: shard.stream, shard: shard.shard, from: null, to: null }],
-    { incarnation: 1, version },
+    { incarnation: 1, version, commitId: '' },
     catalogOf(shard),
   );
 }

@@ -10,7 +10,17 @@ export interface GroupMeta {
   readonly version: number;
   /** Fingerprint of the subscribed streams' shard sets the current group epoch accounts for. */
   readonly metadataSignature: string;
+  /**
+   * The incarnation: when the group was created (Redis clock, ms), set by Redis in the commit that
+   * creates the group (a group deleted and created again gets a later one).
+   */
   readonly createdAt: number;
+  /**
+   * Unique identity of the commit that produced this version (random, written with every commit
+   * and compared by every compare-and-set, so a version number reused after Redis lost writes is
+   * never mistaken for another commit's). `''` before the first commit.
+   */
+  readonly commitId: string;
 }
 
 /** Who holds one shard (its `assigned ∪ pendingRevocation`), Kafka's "partition epoch" map. */
@@ -39,7 +49,10 @@ export class GroupState {
     public meta: GroupMeta,
   ) {}
 
-  /** A group that has never been written. */
+  /**
+   * A group that has never been written. `now` is only provisional: the commit that creates the
+   * group replaces it with the Redis clock at that commit.
+   */
   static empty(groupId: string, now: number): GroupState {
     return new GroupState(groupId, {
       groupEpoch: 0,
@@ -47,6 +60,7 @@ export class GroupState {
       version: 0,
       metadataSignature: '',
       createdAt: now,
+      commitId: '',
     });
   }
 

@@ -50,7 +50,7 @@ export class GroupTransaction {
   }
 
   /** Replaces group-level fields. */
-  setMeta(patch: Partial<Omit<GroupMeta, 'version'>>): void {
+  setMeta(patch: Partial<Omit<GroupMeta, 'version' | 'commitId'>>): void {
     const next = { ...this.meta, ...patch };
     if (
       next.groupEpoch !== this.meta.groupEpoch ||
@@ -166,13 +166,20 @@ export class GroupTransaction {
     return out;
   }
 
-  /** Applies the staged changes to the committed state (after they were persisted). */
-  commit(version: number): void {
+  /**
+   * Applies the staged changes to the committed state (after they were persisted): the version and
+   * the commit's identity as written, and the incarnation Redis set when this commit created the
+   * group.
+   */
+  commit(
+    version: number,
+    identity?: { readonly createdAt: number; readonly commitId: string },
+  ): void {
     this.members.commit();
     this.targets.commit();
     this.owners.commit();
     this.staticMembers.commit();
     this.subscriptionCounts.commit();
-    this.base.meta = { ...this.meta, version };
+    this.base.meta = { ...this.meta, ...identity, version };
   }
 }

@@ -21,7 +21,9 @@ import type { SessionTimers } from './session-timers.js';
  * by other replicas (re-evaluating the groups that subscribe to a changed stream, so they are
  * assigned new shards without waiting for a heartbeat), runs the session/rebalance timers, and
  * restarts every timer when the Redis connection comes back (as Kafka re-arms timers when a
- * coordinator loads).
+ * coordinator loads). A reconnect also drops every cached group and reloads the stream catalog:
+ * the Redis that comes back may have lost its last writes (a restart from an older snapshot, a
+ * failover), so nothing cached before is trusted.
  */
 @Injectable()
 export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -50,8 +52,7 @@ export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeAppli
     await this.declared.declare();
     await this.subscriber.subscribe(this.registry.keys.streamsChangedChannel());
     this.subscriber.on('message', () => void this.onCatalogChanged());
-    this.redis.on('ready', () => this.timers.restartClock());
-    this.redis.on('ready', () => void this.declared.check());
+    this.redis.on('ready', () => this.onReconnected());
     this.timers.start();
     this.declared.start(this.config.heartbeatIntervalMs);
   }
@@ -60,6 +61,18 @@ export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeAppli
     this.stopped = true;
     await this.timers.stop();
     await this.declared.stop();
+  }
+
+  private onReconnected(): void {
+    this.coordinator.dropCache();
+    this.timers.restartClock();
+    if (this.stopped) return;
+    void this.declared.check();
+    this.registry
+      .refresh()
+      .catch((error: unknown) =>
+        this.logger.warn(`catalog reload after a reconnect failed: ${String(error)}`),
+      );
   }
 
   private async onCatalogChanged(): Promise<void> {

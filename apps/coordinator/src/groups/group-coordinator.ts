@@ -14,6 +14,7 @@ import { GroupTransaction, type OwnershipChange } from '../core/group-transactio
 import { isFullRequest, processHeartbeat } from '../core/heartbeat.js';
 import { maybeUpdateTarget } from '../core/target-assignment.js';
 import type { FenceStamp, FenceWriter } from '../store/fence-writer.js';
+import { FenceWriteRefusedError } from '../store/fence-write-refused.error.js';
 import type { GroupStore, PendingFenceRecord, WriteResult } from '../store/group-store.js';
 import type { StreamRegistry } from '../streams/stream-registry.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -244,7 +245,7 @@ export class GroupCoordinator {
     });
   }
 
-  /** Group ids this replica has cached (for metrics). */
+  /** Groups this replica has cached (existing ones only; for metrics and the timers). */
   cachedGroups(): ReadonlyMap<string, { state: GroupState; exists: boolean }> {
     return this.cache;
   }
@@ -254,6 +255,19 @@ export class GroupCoordinator {
     this.cache.delete(groupId);
   }
 
+  /**
+   * Drops every cached group (after the Redis connection came back: Redis may have restarted
+   * without its last writes, and nothing cached may be trusted over what it holds now).
+   */
+  dropCache(): void {
+    this.cache.clear();
+  }
+
+  /**
+   * The group, from the cache or loaded. Only existing groups are cached: a group that does not
+   * exist is loaded again on every request (so a lookup of a random group id leaves nothing behind,
+   * and a group another replica creates is seen at once).
+   */
   private async get(groupId: string): Promise<CachedGroup> {
     let cached = this.cache.get(groupId);
     if (!cached) {
@@ -267,7 +281,7 @@ export class GroupCoordinator {
         exists: loaded.exists,
         catalogVersion: loaded.catalogVersion,
       };
-      this.cache.set(groupId, cached);
+      if (loaded.exists) this.cache.set(groupId, cached);
     }
     await this.registry.ensureAtLeast(cached.catalogVersion);
     return cached;
@@ -276,6 +290,7 @@ export class GroupCoordinator {
   private async repairFences(groupId: string, pending: PendingFenceRecord): Promise<void> {
     const known = pending.changes.filter((c) => this.registry.knows(c.stream, c.shard));
     await this.fences.apply(groupId, known, pending, this.registry);
+    await this.store.clearPendingFences(groupId, pending.commitId);
   }
 
   /**
@@ -337,14 +352,13 @@ export class GroupCoordinator {
       try {
         await this.ensureFences(groupId, cached, step);
       } catch (error) {
-        this.cache.delete(groupId);
-        throw error;
+        // Refused because the group changed meanwhile: recompute on the fresh state.
+        if (await this.fencesSuperseded(groupId, cached.state, error)) return RETRY;
       }
       return { kind: 'done', result: step.result };
     }
     // Heartbeats answered before this change are recorded before it (a racing expiry loses).
     await this.touches.drain(groupId);
-    if (!cached.exists) await this.store.index(groupId);
     // Read the staged changes before they are folded into the committed state.
     const ownership = txn.ownershipChanges();
     const written = await this.store.commit(txn, {
@@ -360,16 +374,22 @@ export class GroupCoordinator {
     }
     this.clock.observe(written.now);
     const nudges = this.nudgeTargets(txn, ownership, step.touch);
-    txn.commit(written.version);
+    txn.commit(written.version, { createdAt: written.createdAt, commitId: written.commitId });
+    const created = !cached.exists;
     cached.exists = true;
     cached.catalogVersion = this.registry.version;
     try {
+      // After the creating commit (the index key is in another slot: see GroupStore.index).
+      if (created) await this.store.index(groupId);
+      this.cache.set(groupId, cached);
       await this.fences.apply(groupId, ownership, stampOf(cached.state), this.registry);
+      if (ownership.length > 0) await this.store.clearPendingFences(groupId, written.commitId);
       await this.ensureFences(groupId, cached, step);
     } catch (error) {
-      // Committed, but the fences may lag: reload next time, which re-applies them.
-      this.cache.delete(groupId);
-      throw error;
+      // Committed, but the fences may lag: reload next time, which re-applies them. Refused
+      // because a later change decided meanwhile: that decision stands (the member hears of it at
+      // its next heartbeat).
+      if (!(await this.fencesSuperseded(groupId, cached.state, error))) throw error;
     }
     this.observer.onCommitted?.(groupId, txn);
     void this.nudger.nudge(groupId, nudges.now);
@@ -430,6 +450,26 @@ export class GroupCoordinator {
     return { now, soon };
   }
 
+  /**
+   * After a fence write failed: drops the cached group (its next load re-applies the pending
+   * writes) and tells whether the failure is a refusal because the group changed meanwhile (its
+   * state is no longer the committed one: a later decision overrules the write). Any other
+   * failure — and a refusal at the group's current commit, which means the data plane holds a
+   * decision the group state does not know (Redis lost writes, or a bug) — is thrown, and so
+   * answered with an error and logged, never ignored.
+   */
+  private async fencesSuperseded(
+    groupId: string,
+    state: GroupState,
+    error: unknown,
+  ): Promise<boolean> {
+    this.cache.delete(groupId);
+    if (!(error instanceof FenceWriteRefusedError)) throw error;
+    if (await this.store.isCurrent(state)) throw error;
+    this.observer.onConflict?.(groupId);
+    return true;
+  }
+
   private async isStale(groupId: string, cached: CachedGroup): Promise<boolean> {
     if (await this.store.isCurrent(cached.state)) return false;
     this.conflict(groupId);
@@ -456,7 +496,11 @@ class StaleConditionError extends Error {
 
 /** The stamp of fence writes made for the committed state `state`. */
 function stampOf(state: GroupState): FenceStamp {
-  return { incarnation: state.meta.createdAt, version: state.meta.version };
+  return {
+    incarnation: state.meta.createdAt,
+    version: state.meta.version,
+    commitId: state.meta.commitId,
+  };
 }
 
 function unavailable(groupId: string): CoordinatorError {

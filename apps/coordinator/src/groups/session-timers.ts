@@ -15,7 +15,10 @@ interface TimerLogger {
  * (the removal re-checks atomically that no heartbeat arrived meanwhile) or who stayed in
  * UNREVOKED_SHARDS past their rebalance timeout. Timers are "fresh" after a start or a Redis
  * reconnect: nobody expires before a full session timeout has passed since then (Kafka re-arms
- * every timer when a coordinator loads).
+ * every timer when a coordinator loads). They also repair the index of groups: an existing group
+ * this replica has cached but the index lacks is indexed again, and an indexed group that no longer
+ * exists leaves it (the index is written next to a group's commits, not in them: a crash in between
+ * would otherwise leave a group that no timer expires, no reshard tracks and no list shows).
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
@@ -62,6 +65,7 @@ export class SessionTimers {
   async tick(): Promise<void> {
     if (this.ticks++ % 8 === 0 || this.groupIds.length === 0) {
       this.groupIds = await this.store.listGroupIds();
+      await this.reindexCachedGroups();
     }
     const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
     for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
@@ -76,6 +80,21 @@ export class SessionTimers {
     }
   }
 
+  /** Indexes every existing group this replica has cached that the index lacks. */
+  private async reindexCachedGroups(): Promise<void> {
+    const indexed = new Set(this.groupIds);
+    for (const [groupId, cached] of this.coordinator.cachedGroups()) {
+      if (!cached.exists || indexed.has(groupId)) continue;
+      this.groupIds.push(groupId);
+      // (indexed meanwhile when it was created after the list was read)
+      if (await this.store.index(groupId)) {
+        this.logger.warn(
+          `group ${groupId} exists but was not in the index of groups; indexed again`,
+        );
+      }
+    }
+  }
+
   /** Expires the stale members of one scanned group, then checks its rebalance timeouts. */
   private async handleScan(
     groupId: string,
@@ -83,6 +102,11 @@ export class SessionTimers {
     sessionTimeoutMs: number,
   ): Promise<void> {
     this.coordinator.clock.observe(scan.now);
+    if (scan.version === 0) {
+      // Deleted, its removal from the index lost (re-indexed if it was created again meanwhile).
+      await this.store.unindex(groupId);
+      return;
+    }
     this.freshSince ??= scan.now;
     if (scan.now - this.freshSince >= sessionTimeoutMs) {
       for (const memberId of scan.stale) {

@@ -8,6 +8,7 @@ interface Batch {
   readonly state: GroupState;
   readonly version: number;
   readonly createdAt: number;
+  readonly commitId: string;
   readonly memberIds: string[];
   readonly done: Promise<WriteResult>;
   resolve(result: WriteResult): void;
@@ -42,7 +43,12 @@ export class TouchBatcher {
       this.groups.set(state.groupId, group);
     }
     const last = group.pending.at(-1);
-    if (last && last.version === state.meta.version && last.createdAt === state.meta.createdAt) {
+    if (
+      last &&
+      last.version === state.meta.version &&
+      last.createdAt === state.meta.createdAt &&
+      last.commitId === state.meta.commitId
+    ) {
       last.memberIds.push(memberId);
       return last.done;
     }
@@ -56,6 +62,7 @@ export class TouchBatcher {
       state,
       version: state.meta.version,
       createdAt: state.meta.createdAt,
+      commitId: state.meta.commitId,
       memberIds: [memberId],
       done,
       resolve,

@@ -147,7 +147,7 @@ export function foldEvents(
 export function projectedGroupState(projection: ProjectedGroup): GroupState {
   return GroupState.fromRecords(
     projection.groupId,
-    { ...projection.meta, version: projection.version },
+    { ...projection.meta, version: projection.version, commitId: '' },
     Object.values(projection.members).map(decodeMember),
     Object.entries(projection.targets).map(([id, json]) => [id, decodeTarget(json)] as const),
   );

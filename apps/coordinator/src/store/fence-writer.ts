@@ -9,6 +9,7 @@ import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT, SHARD_DELETE_SCRIPT } from './fence.scripts.js';
+import { FenceWriteRefusedError } from './fence-write-refused.error.js';
 
 const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 2);
 const releaseScript = new LuaScript(FENCE_RELEASE_SCRIPT, 1);
@@ -19,6 +20,11 @@ export function fenceOrderField(group: string): string {
   return `fence-order:${group}`;
 }
 
+/** Field of a shard's meta hash recording the identity of the commit that decision came from. */
+export function fenceCommitField(group: string): string {
+  return `fence-commit:${group}`;
+}
+
 /**
  * Deletes a removed shard's data-plane keys in one same-slot script: the stream, its meta hash and
  * every read gate left on it (see `SHARD_DELETE_SCRIPT`). Resolves to the number of keys deleted.
@@ -27,10 +33,14 @@ export async function deleteShardKeys(redis: Redis | Cluster, shardKey: string):
   return (await deleteScript.run(redis, [shardKey, shardMetaKey(shardKey)], [])) as number;
 }
 
-/** Which decision a fence write carries: the group's incarnation (`createdAt`) and version. */
+/**
+ * Which decision a fence write carries: the group's incarnation (`createdAt`), version and commit
+ * identity (`commitId`).
+ */
 export interface FenceStamp {
   readonly incarnation: number;
   readonly version: number;
+  readonly commitId: string;
 }
 
 /**
@@ -41,6 +51,8 @@ export interface FenceStamp {
  * itself (beyond Kafka: a zombie cut off from the coordinator can neither read nor ack). Every
  * write is ordered by its {@link FenceStamp}, so writes may be delayed, repeated or re-applied
  * after a crash without ever undoing a newer decision. `ensure` re-creates a missing gate too.
+ * A refused write is never ignored: once every write of a call ran, the call rejects with a
+ * {@link FenceWriteRefusedError} naming the refused shards.
  */
 export class FenceWriter {
   constructor(private readonly redis: Redis | Cluster) {}
@@ -52,12 +64,18 @@ export class FenceWriter {
     stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
-    await Promise.all(
+    const written = await Promise.all(
       changes.map((c) =>
         c.to !== null
           ? this.write(grantScript, groupId, catalog.shardKey(c.stream, c.shard), stamp, c.to)
           : this.write(releaseScript, groupId, catalog.shardKey(c.stream, c.shard), stamp),
       ),
+    );
+    refuseUnwritten(
+      groupId,
+      stamp,
+      changes.map((c) => [c.stream, c.shard] as const),
+      written,
     );
   }
 
@@ -69,13 +87,15 @@ export class FenceWriter {
     stamp: FenceStamp,
     catalog: StreamCatalog,
   ): Promise<void> {
+    const refs: Array<readonly [string, number]> = [];
     const writes: Array<Promise<unknown>> = [];
     for (const [stream, shard] of shards) {
+      refs.push([stream, shard]);
       writes.push(
         this.write(grantScript, groupId, catalog.shardKey(stream, shard), stamp, memberId),
       );
     }
-    await Promise.all(writes);
+    refuseUnwritten(groupId, stamp, refs, await Promise.all(writes));
   }
 
   private write(
@@ -93,6 +113,8 @@ export class FenceWriter {
       gateField(groupId),
       groupId,
       shardGateKey(shardKey, groupId, ''),
+      stamp.commitId,
+      fenceCommitField(groupId),
     ];
     const keys = [shardMetaKey(shardKey)];
     if (memberId !== undefined) {
@@ -101,4 +123,15 @@ export class FenceWriter {
     }
     return script.run(this.redis, keys, args);
   }
+}
+
+/** Throws a {@link FenceWriteRefusedError} naming every shard whose write was refused (0). */
+function refuseUnwritten(
+  groupId: string,
+  stamp: FenceStamp,
+  shards: ReadonlyArray<readonly [string, number]>,
+  results: readonly unknown[],
+): void {
+  const refused = shards.filter((_, i) => results[i] === 0);
+  if (refused.length > 0) throw new FenceWriteRefusedError(groupId, stamp, refused);
 }

@@ -7,7 +7,9 @@
  *   consumer group `<group>`, which the owner's plain `XREADGROUP … STREAMS <gate> <shard> > >`
  *   needs to read anything (Redis checks every key's group before serving);
  * - `fence-order:<group>` = `<incarnation>:<version>`, the decision the token reflects: the group's
- *   `createdAt` and the group version that made the decision.
+ *   `createdAt` and the group version that made the decision; and `fence-commit:<group>` =
+ *   `<incarnation>:<version>:<commitId>`, the identity of that commit (a separate field, so that a
+ *   replica of a release without commit identities still reads the order).
  *
  * Token and gate change together, in one script: a grant names the new owner, creates its gate and
  * deletes the gate of whoever held the shard before; a release deletes the token and the gate. So a
@@ -30,24 +32,38 @@
  * (nothing changes, no gate is created or deleted), so a delayed write from a slow replica (or one
  * re-applied after a crash) can never undo a newer decision or resurrect an older owner's gate — not
  * a release either, since the order field outlives the token it deleted, and not across a deletion
- * and re-creation of the group (a new incarnation has a later `createdAt`).
+ * and re-creation of the group (a new incarnation has a later `createdAt`). A write at the same
+ * `(incarnation, version)` as the recorded decision but of another commit is refused too: two
+ * commits share a version only when Redis lost the first one (a failover, an AOF `everysec`
+ * restart), and a re-grant of the lost commit must not overrule the surviving one (an order
+ * recorded without its commit, by an older release, accepts any).
  *
  * ARGV of both scripts: 1 owner field, 2 order field, 3 incarnation, 4 version, 5 gate field,
- * 6 group, 7 gate key prefix (`shardGateKey(shardKey, group, '')`), 8 member id (grant only).
+ * 6 group, 7 gate key prefix (`shardGateKey(shardKey, group, '')`), 8 commit id, 9 commit field,
+ * 10 member id (grant only).
  * Grant KEYS: 1 meta hash, 2 the new owner's gate. Release KEYS: 1 meta hash.
  * Both return 1 when written, 0 when refused as older.
  */
 
 const ORDER_CHECK = `
+local mine = ARGV[3] .. ':' .. ARGV[4]
 local order = redis.call('HGET', KEYS[1], ARGV[2])
 if order then
   local c = string.find(order, ':', 1, true)
   local inc = c and tonumber(string.sub(order, 1, c - 1))
   local ver = c and tonumber(string.sub(order, c + 1))
   local my_inc, my_ver = tonumber(ARGV[3]), tonumber(ARGV[4])
-  if inc and ver and (inc > my_inc or (inc == my_inc and ver > my_ver)) then return 0 end
+  if inc and ver then
+    if inc > my_inc or (inc == my_inc and ver > my_ver) then return 0 end
+    if inc == my_inc and ver == my_ver then
+      local commit = redis.call('HGET', KEYS[1], ARGV[9])
+      if commit and string.sub(commit, 1, #mine + 1) == mine .. ':' and commit ~= mine .. ':' .. ARGV[8] then
+        return 0
+      end
+    end
+  end
 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3] .. ':' .. ARGV[4])
+redis.call('HSET', KEYS[1], ARGV[2], mine, ARGV[9], mine .. ':' .. ARGV[8])
 `;
 
 /** Deletes every gate of the group on this shard except `keep` (recorded, or the token's). */
@@ -68,14 +84,14 @@ end
 `;
 
 /**
- * Grant: the token names member `ARGV[8]` at version `ARGV[4]` and its gate `KEYS[2]` exists
+ * Grant: the token names member `ARGV[10]` at version `ARGV[4]` and its gate `KEYS[2]` exists
  * (created if missing; an existing one is kept, so a repeated grant or a re-grant to the same owner
  * does not disturb its blocked read); any other gate of the group on this shard is deleted. Refused
  * when a newer decision is recorded.
  */
 export const FENCE_GRANT_SCRIPT = `${ORDER_CHECK}${DROP_OLD_GATES}
 drop_old_gates(KEYS[2])
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. ':' .. ARGV[8], ARGV[5], KEYS[2])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. ':' .. ARGV[10], ARGV[5], KEYS[2])
 local created = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[6], '$', 'MKSTREAM')
 if type(created) == 'table' and created.err and not string.find(created.err, 'BUSYGROUP', 1, true) then
   return created

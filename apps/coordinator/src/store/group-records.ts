@@ -99,13 +99,22 @@ export function decodeMeta(
       version: Number(hash.version),
       metadataSignature: hash.metadataSignature ?? '',
       createdAt: Number(hash.createdAt ?? 0),
+      commitId: hash.commitId ?? '',
     },
     catalogVersion: Number(hash.catalogVersion ?? 0),
   };
 }
 
-/** Serialises the fence writes of a change (`{i, v, c: [[stream, shard, from, to], …]}`). */
-export function encodePendingFences(p: PendingFenceRecord): string {
+/**
+ * Serialises the fence writes of a change (`{i, v, c: [[stream, shard, from, to], …]}`); they are
+ * stamped with the commit that stores them (its incarnation and identity are in the same hash).
+ * `i` is only for replicas of earlier releases, which read the incarnation from here (a group's
+ * first commit, whose incarnation Redis sets, writes -1: older than any real one, so such a replica
+ * can never order a write above the real decisions).
+ */
+export function encodePendingFences(
+  p: Pick<PendingFenceRecord, 'incarnation' | 'version' | 'changes'>,
+): string {
   return JSON.stringify({
     i: p.incarnation,
     v: p.version,
@@ -114,14 +123,12 @@ export function encodePendingFences(p: PendingFenceRecord): string {
 }
 
 /** Inverse of {@link encodePendingFences}. */
-export function decodePendingFences(json: string): PendingFenceRecord {
+export function decodePendingFences(json: string): Pick<PendingFenceRecord, 'version' | 'changes'> {
   const s = JSON.parse(json) as {
-    i: number;
     v: number;
     c: Array<[string, number, string | null, string | null]>;
   };
   return {
-    incarnation: s.i,
     version: s.v,
     changes: s.c.map(([stream, shard, from, to]) => ({ stream, shard, from, to })),
   };
@@ -133,5 +140,7 @@ export interface PendingFenceRecord {
   readonly incarnation: number;
   /** The group version that made the decisions. */
   readonly version: number;
+  /** The identity of that commit (`''` for a group written before commits had one). */
+  readonly commitId: string;
   readonly changes: readonly OwnershipChange[];
 }

@@ -7,7 +7,18 @@
 
 /**
  * Compare-and-set write of one change. ARGV[1] is a JSON payload:
- * `{v, c, nv, meta?, fences?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs, cpEvery?}`.
+ * `{v, c, ci, nv, nci, meta?, fences?, mset?, mdel?, tset?, tdel?, touch?, sdel?, stale?, events?, maxlen, minAgeMs, cpEvery?}`.
+ * `ci` is the identity of the commit the change was computed on (`commitId`, `''` for a new
+ * group) and `nci` the new commit's (random, unique): a version number alone is not an identity —
+ * after Redis loses acknowledged writes (a failover, AOF `everysec`) another replica can write a
+ * different change under the same version number.
+ * The commit that creates the group (current version 0) sets `createdAt`, the incarnation, from
+ * the Redis clock — never from a replica's copy — but always above the `incarnationFloor` a
+ * deletion left (the deleted incarnation's `createdAt`: fence orders compare incarnations, and a
+ * re-creation within the same millisecond, or on a Redis whose clock is behind the one that
+ * created the deleted incarnation — after a failover — would otherwise be stamped at or below it
+ * and every fence write refused), and writes it into its events in place of the placeholder
+ * `"createdAt":-1`.
  * Checkpoints (event-log projections, see `apps/coordinator/src/projections/`): after the events,
  * when the group was never checkpointed, when `cpEvery` events were appended since the last
  * checkpoint, or (age-based retention) when half of `minAgeMs` passed since it, a
@@ -15,19 +26,23 @@
  * t: HGETALL targets}`) is appended, so a rebuild never needs an entry the retention trimmed.
  * `fences` (a JSON string) is stored in the meta hash as `pendingFences`: the data-plane fence
  * writes this change implies, kept so that whoever loads the group next can re-apply them if the
- * writer died before it wrote them (they are version-ordered, so re-applying is always safe).
+ * writer died before it wrote them (they are version-ordered, so re-applying is always safe). A
+ * change without fence writes deletes it, so `pendingFences` always belongs to the current commit;
+ * the writer deletes it once written (`CLEAR_PENDING_FENCES_SCRIPT`).
  * Refuses (returns `{0, currentVersion}`) unless `meta.version == v` and, for an existing group,
  * `meta.createdAt == c` (versions restart when a group is deleted and created again, so the
- * version alone could match a stale copy of the old incarnation); refuses with `{-1, ...}`
- * when a `stale` condition no longer holds (a member meant to expire has heartbeated since).
- * On success returns `{1, nowMs}`. All or nothing: nothing is written before the checks pass.
+ * version alone could match a stale copy of the old incarnation) and `meta.commitId == ci`;
+ * refuses with `{-1, ...}` when a `stale` condition no longer holds (a member meant to expire has
+ * heartbeated since). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
+ * written before the checks pass.
  */
 export const COMMIT_SCRIPT = `
 local p = cjson.decode(ARGV[1])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= p.v then return {0, cur} end
-local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
-if cur > 0 and incarnation and incarnation ~= p.c then return {0, cur} end
+local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
+if cur > 0 and stored[1] and stored[1] ~= p.c then return {0, cur} end
+if cur > 0 and stored[2] and stored[2] ~= p.ci then return {0, cur} end
 if p.stale then
   for _, c in ipairs(p.stale) do
     local s = redis.call('ZSCORE', KEYS[4], c[1])
@@ -36,11 +51,22 @@ if p.stale then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], 'version', p.nv)
+redis.call('HSET', KEYS[1], 'version', p.nv, 'commitId', p.nci)
 if p.meta then
   for k, val in pairs(p.meta) do redis.call('HSET', KEYS[1], k, val) end
 end
-if p.fences then redis.call('HSET', KEYS[1], 'pendingFences', p.fences) end
+local created = redis.call('HGET', KEYS[1], 'createdAt')
+if cur == 0 then
+  local floor = tonumber(redis.call('HGET', KEYS[1], 'incarnationFloor') or '0')
+  created = tostring(math.max(now, floor + 1))
+  redis.call('HDEL', KEYS[1], 'incarnationFloor')
+  redis.call('HSET', KEYS[1], 'createdAt', created)
+  if p.events then
+    for _, e in ipairs(p.events) do e[3] = string.gsub(e[3], '"createdAt":%-1([,}])', '"createdAt":' .. created .. '%1') end
+  end
+end
+if p.fences then redis.call('HSET', KEYS[1], 'pendingFences', p.fences)
+else redis.call('HDEL', KEYS[1], 'pendingFences') end
 if p.mset then for _, e in ipairs(p.mset) do redis.call('HSET', KEYS[2], e[1], e[2]) end end
 if p.mdel then for _, id in ipairs(p.mdel) do redis.call('HDEL', KEYS[2], id) end end
 if p.tset then for _, e in ipairs(p.tset) do redis.call('HSET', KEYS[3], e[1], e[2]) end end
@@ -75,25 +101,37 @@ if p.cpEvery and p.cpEvery > 0 and p.events and #p.events > 0 then
     redis.call('HSET', KEYS[1], 'eventsSinceCheckpoint', 0, 'checkpointAt', now)
   end
 end
-return {1, now}
+return {1, now, created}
 `;
 
 /**
  * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
- * the version (and incarnation) the replica computed against. ARGV: expected version, member id
- * (`''`: none), expected `createdAt`, then more member ids (batched heartbeats). Returns
- * `{1, nowMs}` or `{0, currentVersion}`.
+ * the commit the replica computed against. ARGV: expected version, expected `createdAt`, expected
+ * `commitId`, then the member ids (batched heartbeats; none: only checks). Returns `{1, nowMs}` or
+ * `{0, currentVersion}`.
  */
 export const TOUCH_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
-local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
-if cur > 0 and incarnation and incarnation ~= ARGV[3] then return {0, cur} end
+local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
+if cur > 0 and stored[1] and stored[1] ~= ARGV[2] then return {0, cur} end
+if cur > 0 and stored[2] and stored[2] ~= ARGV[3] then return {0, cur} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[2] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[2]) end
-for i = 4, #ARGV do redis.call('ZADD', KEYS[4], now, ARGV[i]) end
+for i = 4, #ARGV do
+  if ARGV[i] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[i]) end
+end
 return {1, now}
+`;
+
+/**
+ * Deletes the `pendingFences` record once its fence writes are all applied, if it still belongs to
+ * the commit they were for (ARGV[1], its `commitId`): so a reload does not replay them again.
+ * KEYS[1] is the meta hash. Returns 1 when deleted.
+ */
+export const CLEAR_PENDING_FENCES_SCRIPT = `
+if redis.call('HGET', KEYS[1], 'commitId') ~= ARGV[1] then return 0 end
+return redis.call('HDEL', KEYS[1], 'pendingFences')
 `;
 
 /**
@@ -115,15 +153,19 @@ return out
 `;
 
 /**
- * Deletes an empty group: only if at the expected version and incarnation (ARGV: version,
- * `createdAt`) and it has no members.
+ * Deletes an empty group: only if at the expected commit (ARGV: version, `createdAt`, `commitId`)
+ * and it has no members. Leaves the meta hash holding only `incarnationFloor` (the deleted
+ * incarnation's `createdAt`, which the next creating commit stamps above; no `version`, so the
+ * group does not exist): one small hash per deleted group name.
  */
 export const DELETE_GROUP_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return 0 end
-local incarnation = redis.call('HGET', KEYS[1], 'createdAt')
-if incarnation and incarnation ~= ARGV[2] then return 0 end
+local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
+if stored[1] and stored[1] ~= ARGV[2] then return 0 end
+if stored[2] and stored[2] ~= ARGV[3] then return 0 end
 if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+if stored[1] then redis.call('HSET', KEYS[1], 'incarnationFloor', stored[1]) end
 return 1
 `;

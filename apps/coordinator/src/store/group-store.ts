@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { groupEventEntry } from './event-entry.codec.js';
 import { LAST_STREAM_ID } from './stream-ids.js';
 import type { Cluster, Redis } from 'ioredis';
@@ -17,6 +18,7 @@ import {
 } from './group-records.js';
 import { LuaScript } from '../redis/lua-script.js';
 import {
+  CLEAR_PENDING_FENCES_SCRIPT,
   COMMIT_SCRIPT,
   DELETE_GROUP_SCRIPT,
   SCAN_SCRIPT,
@@ -29,6 +31,13 @@ const commitScript = new LuaScript(COMMIT_SCRIPT, 5);
 const touchScript = new LuaScript(TOUCH_SCRIPT, 5);
 const scanScript = new LuaScript(SCAN_SCRIPT, 5);
 const deleteGroupScript = new LuaScript(DELETE_GROUP_SCRIPT, 5);
+const clearPendingFencesScript = new LuaScript(CLEAR_PENDING_FENCES_SCRIPT, 1);
+
+/**
+ * What a group's first commit writes for its `createdAt` in its events: the commit script puts the
+ * Redis clock there (see `COMMIT_SCRIPT`).
+ */
+const CREATED_AT_PLACEHOLDER = -1;
 
 type RedisClient = Redis | Cluster;
 
@@ -39,7 +48,10 @@ export interface LoadedGroup {
   readonly exists: boolean;
   /** Version of the stream catalog the group's metadata signature was computed with. */
   readonly catalogVersion: number;
-  /** The fence writes of the last change that had any; re-applied by whoever loads the group. */
+  /**
+   * The fence writes of the current commit if they may not all have been written yet; re-applied
+   * by whoever loads the group.
+   */
   readonly pendingFences: PendingFenceRecord | null;
 }
 
@@ -60,6 +72,22 @@ export interface CommitOptions {
 /** Result of a conditional write. */
 export type WriteResult =
   | { readonly ok: true; readonly now: number; readonly version: number }
+  | {
+      readonly ok: false;
+      readonly reason: 'conflict' | 'not-stale';
+      readonly currentVersion: number;
+    };
+
+/** Result of a {@link GroupStore.commit}: on success, the identity of the new commit. */
+export type CommitResult =
+  | {
+      readonly ok: true;
+      readonly now: number;
+      readonly version: number;
+      /** The group's incarnation (set by Redis when this commit created the group). */
+      readonly createdAt: number;
+      readonly commitId: string;
+    }
   | {
       readonly ok: false;
       readonly reason: 'conflict' | 'not-stale';
@@ -132,7 +160,7 @@ export class GroupStore {
       state,
       exists: true,
       catalogVersion: decoded.catalogVersion,
-      pendingFences: meta.pendingFences ? decodePendingFences(meta.pendingFences) : null,
+      pendingFences: meta.pendingFences ? currentPending(decoded.meta, meta.pendingFences) : null,
     };
   }
 
@@ -143,22 +171,33 @@ export class GroupStore {
 
   /**
    * True when `state` is still what Redis holds: same version and, for an existing group, same
-   * incarnation (`createdAt`; versions restart after a group is deleted and created again).
+   * incarnation (`createdAt`; versions restart after a group is deleted and created again) and
+   * same commit (`commitId`; a version number can be reused after Redis lost writes).
    */
   async isCurrent(state: GroupState): Promise<boolean> {
-    const [version, createdAt] = await this.redis.hmget(
+    const [version, createdAt, commitId] = await this.redis.hmget(
       this.keys.groupMetaKey(state.groupId),
       'version',
       'createdAt',
+      'commitId',
     );
     const current = Number(version ?? 0);
     if (current !== state.meta.version) return false;
-    return current === 0 || createdAt === null || createdAt === String(state.meta.createdAt);
+    if (current === 0) return true;
+    return (
+      (createdAt === null || createdAt === String(state.meta.createdAt)) &&
+      (commitId === null || commitId === state.meta.commitId)
+    );
   }
 
-  /** Writes a transaction's changes if the group is still at the version it was computed on. */
-  async commit(txn: GroupTransaction, options: CommitOptions): Promise<WriteResult> {
+  /**
+   * Writes a transaction's changes if the group is still at the commit it was computed on. The
+   * commit that creates the group takes its incarnation (`createdAt`) from the Redis clock.
+   */
+  async commit(txn: GroupTransaction, options: CommitOptions): Promise<CommitResult> {
     const expected = txn.base.meta.version;
+    const creates = expected === 0;
+    const commitId = randomUUID();
     const mset: Array<[string, string]> = [];
     const mdel: string[] = [];
     for (const id of txn.touchedMembers()) {
@@ -176,7 +215,9 @@ export class GroupStore {
     const payload = {
       v: expected,
       c: String(txn.base.meta.createdAt),
+      ci: txn.base.meta.commitId,
       nv: expected + 1,
+      nci: commitId,
       meta: {
         ...encodeMeta(txn.meta, options.catalogVersion),
         revokeDeadline: revokeDeadline(txn),
@@ -184,7 +225,7 @@ export class GroupStore {
       ...(options.fences?.length
         ? {
             fences: encodePendingFences({
-              incarnation: txn.meta.createdAt,
+              incarnation: creates ? CREATED_AT_PLACEHOLDER : txn.meta.createdAt,
               version: expected + 1,
               changes: options.fences,
             }),
@@ -202,36 +243,64 @@ export class GroupStore {
         [
           'GROUP_STATE_CHANGED',
           txn.meta.groupEpoch,
-          JSON.stringify(stateChange(txn, expected + 1, mset, mdel, tset, tdel)),
+          JSON.stringify(
+            stateChange(
+              txn,
+              expected + 1,
+              creates ? CREATED_AT_PLACEHOLDER : txn.meta.createdAt,
+              mset,
+              mdel,
+              tset,
+              tdel,
+            ),
+          ),
         ],
       ],
       maxlen: this.retention.maxLen,
       minAgeMs: this.retention.maxAgeMs,
       cpEvery: Math.max(1, Math.floor(this.retention.maxLen / 2)),
     };
-    const [status, value] = (await commitScript.run(this.redis, this.groupKeys(txn.groupId), [
-      JSON.stringify(payload),
-    ])) as [number, number];
-    if (status === 1) return { ok: true, now: value, version: expected + 1 };
+    const [status, value, createdAt] = (await commitScript.run(
+      this.redis,
+      this.groupKeys(txn.groupId),
+      [JSON.stringify(payload)],
+    )) as [number, number, string | undefined];
+    if (status === 1) {
+      return {
+        ok: true,
+        now: value,
+        version: expected + 1,
+        createdAt: Number(createdAt),
+        commitId,
+      };
+    }
     return { ok: false, reason: status === 0 ? 'conflict' : 'not-stale', currentVersion: value };
   }
 
-  /** Records a heartbeat that changed nothing, if the group is still as in `state` (version and incarnation). */
+  /**
+   * Forgets the current commit's pending fence writes once they are all written (so that loading
+   * the group does not write them again), unless another commit came since.
+   */
+  async clearPendingFences(groupId: string, commitId: string): Promise<void> {
+    await clearPendingFencesScript.run(this.redis, [this.keys.groupMetaKey(groupId)], [commitId]);
+  }
+
+  /** Records a heartbeat that changed nothing, if the group is still as in `state` (same commit). */
   touch(state: GroupState, memberId: string): Promise<WriteResult> {
     return this.touchMany(state, [memberId]);
   }
 
   /**
    * Records heartbeats of several members that changed nothing, in one call, if the group is
-   * still as in `state` (all or none). An empty list (or `['']`) only checks the version.
+   * still as in `state` (all or none). An empty list (or `['']`) only checks the commit.
    */
   async touchMany(state: GroupState, memberIds: readonly string[]): Promise<WriteResult> {
-    const { version, createdAt } = state.meta;
+    const { version, createdAt, commitId } = state.meta;
     const [status, value] = (await touchScript.run(this.redis, this.groupKeys(state.groupId), [
       String(version),
-      memberIds[0] ?? '',
       String(createdAt),
-      ...memberIds.slice(1),
+      commitId,
+      ...memberIds,
     ])) as [number, number];
     if (status === 1) return { ok: true, now: value, version };
     return { ok: false, reason: 'conflict', currentVersion: value };
@@ -262,23 +331,47 @@ export class GroupStore {
     return out;
   }
 
-  /** Deletes an empty group if it is still as in `state`: `deleted`, `conflict` or `not-empty`. */
+  /**
+   * Deletes an empty group if it is still as in `state`: `deleted`, `conflict` or `not-empty`.
+   * The group leaves the index of groups after its keys are gone (see {@link unindex}).
+   */
   async deleteGroup(state: GroupState): Promise<'deleted' | 'conflict' | 'not-empty'> {
     const groupId = state.groupId;
     const r = (await deleteGroupScript.run(this.redis, this.groupKeys(groupId), [
       String(state.meta.version),
       String(state.meta.createdAt),
+      state.meta.commitId,
     ])) as number;
     if (r === 1) {
-      await this.redis.srem(this.keys.groupsIndexKey(), groupId);
+      await this.unindex(groupId);
       return 'deleted';
     }
     return r === 0 ? 'conflict' : 'not-empty';
   }
 
-  /** Adds a group to the index of known groups (idempotent). */
-  async index(groupId: string): Promise<void> {
-    await this.redis.sadd(this.keys.groupsIndexKey(), groupId);
+  /**
+   * Adds a group to the index of known groups (idempotent; true when it was not indexed). Called
+   * after the commit that created
+   * the group (and by the session timers for any existing group they find unindexed): the index
+   * key lives in another slot than the group's keys, so it cannot be written by the group's
+   * scripts on Redis Cluster.
+   */
+  async index(groupId: string): Promise<boolean> {
+    return (await this.redis.sadd(this.keys.groupsIndexKey(), groupId)) === 1;
+  }
+
+  /**
+   * Removes a deleted group from the index — unless it exists again: a create on another replica
+   * may have committed (and indexed) between the deletion and the removal, so existence is checked
+   * after the removal and the group re-indexed if it exists. With {@link index} running after
+   * every creating commit, an existing group therefore always ends up indexed, whatever the
+   * interleaving (a crash in between is repaired by the session timers).
+   */
+  async unindex(groupId: string): Promise<void> {
+    await this.redis.srem(this.keys.groupsIndexKey(), groupId);
+    if ((await this.redis.hexists(this.keys.groupMetaKey(groupId), 'version')) === 1) {
+      await this.index(groupId);
+    }
   }
 
   /** Every known group id. */
@@ -315,6 +408,7 @@ export class GroupStore {
 function stateChange(
   txn: GroupTransaction,
   version: number,
+  createdAt: number,
   mset: ReadonlyArray<readonly [string, string]>,
   mdel: readonly string[],
   tset: ReadonlyArray<readonly [string, string]>,
@@ -325,7 +419,7 @@ function stateChange(
     meta: {
       groupEpoch: txn.meta.groupEpoch,
       assignmentEpoch: txn.meta.assignmentEpoch,
-      createdAt: txn.meta.createdAt,
+      createdAt,
       metadataSignature: txn.meta.metadataSignature,
     },
     m: mset.map(([id, json]) => [id, json] as [string, string]),
@@ -367,4 +461,19 @@ function revokeDeadline(txn: GroupTransaction): string {
     }
   }
   return Number.isFinite(earliest) ? String(earliest) : '';
+}
+
+/**
+ * The pending fence writes of a loaded group, stamped with its current commit — or `null` when the
+ * stored record is of an older commit (written before commits without fence writes deleted it).
+ */
+function currentPending(meta: GroupState['meta'], stored: string): PendingFenceRecord | null {
+  const record = decodePendingFences(stored);
+  if (record.version !== meta.version) return null;
+  return {
+    incarnation: meta.createdAt,
+    version: meta.version,
+    commitId: meta.commitId,
+    changes: record.changes,
+  };
 }

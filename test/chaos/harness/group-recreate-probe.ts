@@ -1,0 +1,78 @@
+import type { HeartbeatResponse } from '@redis-stream-coordinator/nestjs/protocol';
+import { KeySpace, ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import { CoordinatorApi, TEST_TOKENS } from '../../support/coordinator-process.js';
+import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
+
+/**
+ * The `recreate-group` fault: a side group (never the checked one) is looked up through one
+ * replica before it exists, created, used and deleted through the other, then joined through the
+ * first again. The member of the new incarnation must be answered with every shard and the
+ * data-plane fence of each must name it (a stale incarnation would leave it owning shards it
+ * cannot read). Throws on any violation; resolves to a note.
+ */
+export async function recreateGroupAcrossReplicas(
+  cluster: ChaosCluster,
+  group: string,
+): Promise<string> {
+  const [first, second] = cluster.replicas;
+  if (!first.process?.running || !second.process?.running) {
+    return 'skipped: a coordinator replica is down';
+  }
+  const api = (port: number, token: string): CoordinatorApi =>
+    new CoordinatorApi(`http://127.0.0.1:${port}`, token);
+  const a = api(first.port, TEST_TOKENS.member);
+  const b = api(second.port, TEST_TOKENS.member);
+  const expect = async (
+    what: string,
+    status: number,
+    call: Promise<{ status: number; body: unknown }>,
+  ) => {
+    const res = await call;
+    if (res.status !== status) {
+      throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)} (expected ${status})`);
+    }
+    return res.body;
+  };
+  const join = (memberId: string) => ({
+    memberId,
+    memberEpoch: 0,
+    rebalanceTimeoutMs: 10_000,
+    subscribedStreams: [CHAOS_STREAM],
+    ownedShards: [],
+  });
+  const path = `/v1/groups/${group}`;
+
+  await expect(`GET ${group} on A before it exists`, 404, a.get(path));
+  await expect('join x on B', 200, b.post(`${path}/heartbeat`, join('x')));
+  await expect(
+    'leave x on B',
+    200,
+    b.post(`${path}/heartbeat`, { memberId: 'x', memberEpoch: -1 }),
+  );
+  await expect(`DELETE ${group} on B`, 204, api(second.port, TEST_TOKENS.admin).delete(path));
+  const joined = (await expect(
+    'join y on A',
+    200,
+    a.post(`${path}/heartbeat`, join('y')),
+  )) as HeartbeatResponse;
+  const shards = joined.assignment?.shards.find((e) => e.stream === CHAOS_STREAM)?.shards ?? [];
+  if (shards.length === 0) throw new Error(`y was assigned nothing: ${JSON.stringify(joined)}`);
+  const keys = new KeySpace(cluster.prefix);
+  const redis = cluster.redisClient();
+  for (const shard of shards) {
+    const token = await redis.hget(
+      shardMetaKey(keys.shardKey(CHAOS_STREAM, shard)),
+      ownerField(group),
+    );
+    if (!token?.endsWith(':y')) {
+      throw new Error(`shard ${shard} of the re-created ${group}: the fence names ${token}, not y`);
+    }
+  }
+  await expect(
+    'leave y on A',
+    200,
+    a.post(`${path}/heartbeat`, { memberId: 'y', memberEpoch: -1 }),
+  );
+  await expect(`DELETE ${group} on A`, 204, api(first.port, TEST_TOKENS.admin).delete(path));
+  return `the re-created group's fence names its member on ${shards.length} shard(s)`;
+}
