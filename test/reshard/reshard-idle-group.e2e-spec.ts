@@ -168,4 +168,31 @@ describe('POST /v1/streams/{stream}/groups/{groupId}/abandon', () => {
     const late = await api.post<ProtocolErrorBody>('/v1/streams/orders/groups/sleepy/abandon', {});
     expect([late.status, late.body.error.code]).toEqual([404, 'NOT_FOUND']);
   });
+
+  it('refuses to abandon a group that has a subscribed member, and changes nothing', async () => {
+    // A typo or a stale runbook must not delete what a consuming group is still reading.
+    const api = fx.admin();
+    const busy = new TestMember(fx.member(), 'busy', 'b1', ['calm']);
+    await busy.join();
+    await fx.redis().xadd(shardKey('calm', 0), '*', 'key', 'k', 'payload', '{}');
+    await reshard(api, 'calm', 3);
+    await waitUntil(
+      'the calm reshard is draining and waits for busy',
+      async () => {
+        const s = (await routingOf(api, 'calm')).resharding;
+        return s?.state === 'draining' && s.groups.includes('busy') ? [] : [JSON.stringify(s)];
+      },
+      30_000,
+    );
+    await busy.beat();
+    const res = await api.post<ProtocolErrorBody>('/v1/streams/calm/groups/busy/abandon', {});
+    expect([res.status, res.body.error?.code]).toEqual([409, 'GROUP_NOT_EMPTY']);
+    expect(res.body.error.message).toContain('Stop its members');
+    // Nothing changed: still waited for, its backlog kept, nothing logged as abandoned. (The
+    // drain loop keeps writing the record, so a whole-keyspace snapshot would race it.)
+    expect((await routingOf(api, 'calm')).resharding?.abandonedGroups).toEqual([]);
+    expect(await fx.redis().xlen(shardKey('calm', 0))).toBe(1);
+    const events = await streamEvents(fx.redis(), fx.prefix, 'calm');
+    expect(events.filter((e) => e.type === 'RESHARD_GROUP_ABANDONED')).toEqual([]);
+  });
 });

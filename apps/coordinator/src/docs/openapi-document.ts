@@ -229,7 +229,9 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
           {
             '200': json(freeForm, 'The routing body; the group is in resharding.abandonedGroups'),
             '404': errorResponse('NOT_FOUND'),
-            '409': errorResponse('RESHARD_IN_PROGRESS'),
+            '409': errorResponse(
+              'RESHARD_IN_PROGRESS (still preparing), or GROUP_NOT_EMPTY (the group has a member subscribed to the stream: stop its members first)',
+            ),
           },
           undefined,
           [streamParam, groupParam],

@@ -187,7 +187,8 @@ export class ReshardDriver {
    * was already abandoned).
    *
    * @throws CoordinatorError STREAM_NOT_FOUND, NOT_FOUND (no reshard, or the group is not
-   *   tracked), RESHARD_IN_PROGRESS (still preparing), or COORDINATOR_NOT_AVAILABLE when
+   *   tracked), RESHARD_IN_PROGRESS (still preparing), GROUP_NOT_EMPTY (the group has a member
+   *   subscribed to the stream), or COORDINATOR_NOT_AVAILABLE when
    *   concurrent writers kept winning.
    */
   abandon(stream: string, group: string): Promise<StreamRecord> {
@@ -201,7 +202,12 @@ export class ReshardDriver {
             `stream "${stream}" does not exist; create it with PUT /v1/streams/${stream}`,
           );
         }
-        const result = abandonGroup(record, group, this.clock.now());
+        const seen = record.resharding?.groups.includes(group)
+          ? await this.groups.observe(group, stream)
+          : undefined;
+        const result = abandonGroup(record, group, this.clock.now(), {
+          active: seen?.status === 'active',
+        });
         if (result.kind === 'unchanged') return record;
         const next = withNextVersion(record, result.record);
         if (await this.registry.write(next, record.version, result.events)) {

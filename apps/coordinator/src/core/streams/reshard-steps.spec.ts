@@ -338,7 +338,7 @@ describe('abandonGroup: an admin gives up the old shards of a group', () => {
         { a: {}, idle: { status: 'idle' } },
       ),
     ).record;
-    const out = abandonGroup(r, 'idle', 20_000);
+    const out = abandonGroup(r, 'idle', 20_000, { active: false });
     if (out.kind !== 'abandoned') throw new Error('expected abandoned');
     expect(out.events.map((e) => [e.type, e.data])).toEqual([
       [
@@ -359,15 +359,29 @@ describe('abandonGroup: an admin gives up the old shards of a group', () => {
     // Released by `a` (drained in the persisted record, not held): removed.
     const next = applyObservation(out.record, observation([], { a: {} }, 20_100));
     expect(next.remove).toEqual([0, 1]);
-    expect(abandonGroup(out.record, 'idle', 30_000)).toEqual({ kind: 'unchanged' });
+    expect(abandonGroup(out.record, 'idle', 30_000, { active: false })).toEqual({
+      kind: 'unchanged',
+    });
   });
 
   it('refuses with a clear code when there is nothing to abandon, and changes nothing', () => {
-    expect(refusalCode(() => abandonGroup(base(2), 'a', 0))).toBe('NOT_FOUND');
-    expect(refusalCode(() => abandonGroup(start, 'other', 0))).toBe('NOT_FOUND');
+    expect(refusalCode(() => abandonGroup(base(2), 'a', 0, { active: false }))).toBe('NOT_FOUND');
+    expect(refusalCode(() => abandonGroup(start, 'other', 0, { active: false }))).toBe('NOT_FOUND');
     const begun = beginReshard(base(2), { shards: 3, mode: 'strict' }, 1024, 0);
     if (begun.kind !== 'started') throw new Error('not started');
-    expect(refusalCode(() => abandonGroup(begun.record, 'a', 0))).toBe('RESHARD_IN_PROGRESS');
+    expect(refusalCode(() => abandonGroup(begun.record, 'a', 0, { active: false }))).toBe(
+      'RESHARD_IN_PROGRESS',
+    );
+  });
+
+  it('refuses a group with a subscribed member (it drains by itself), changing nothing', () => {
+    // A typo or a stale runbook must not delete the backlog of a group that is consuming.
+    const before = structuredClone(start);
+    expect(refusalCode(() => abandonGroup(start, 'a', 0, { active: true }))).toBe(
+      'GROUP_NOT_EMPTY',
+    );
+    expect(start).toEqual(before);
+    expect(abandonGroup(start, 'a', 0, { active: false }).kind).toBe('abandoned');
   });
 });
 

@@ -334,10 +334,20 @@ export type AbandonOutcome =
  * next drain step. Logged as `RESHARD_GROUP_ABANDONED` with reason `admin` and the old shards it
  * had not drained.
  *
+ * Refused for a group with a member subscribed to the stream (`seen.active`): it drains its old
+ * shards by itself, and abandoning it would delete the backlog it is reading — a typo or a stale
+ * runbook must not do that. Stop its members (or delete the group) first.
+ *
  * @throws CoordinatorError `NOT_FOUND` when no reshard runs or it does not track the group;
- *   `RESHARD_IN_PROGRESS` while it is still `preparing` (its groups are not known yet).
+ *   `RESHARD_IN_PROGRESS` while it is still `preparing` (its groups are not known yet);
+ *   `GROUP_NOT_EMPTY` when the group has a subscribed member.
  */
-export function abandonGroup(record: StreamRecord, group: string, now: number): AbandonOutcome {
+export function abandonGroup(
+  record: StreamRecord,
+  group: string,
+  now: number,
+  seen: { readonly active: boolean },
+): AbandonOutcome {
   const r = record.resharding;
   if (!r) {
     throw new CoordinatorError(
@@ -358,6 +368,12 @@ export function abandonGroup(record: StreamRecord, group: string, now: number): 
     );
   }
   if (r.abandoned[group] !== undefined) return { kind: 'unchanged' };
+  if (seen.active) {
+    throw new CoordinatorError(
+      'GROUP_NOT_EMPTY',
+      `group "${group}" has a member subscribed to stream "${record.stream}" and drains its old shards by itself; abandoning it would delete what it is reading. Stop its members (or DELETE /v1/groups/${group}) first`,
+    );
+  }
   const shards = record.shards
     .filter((s) => s.state === 'draining' && !(r.drained[String(s.id)] ?? []).includes(group))
     .map((s) => s.id);
