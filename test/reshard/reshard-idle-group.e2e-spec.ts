@@ -196,3 +196,45 @@ describe('POST /v1/streams/{stream}/groups/{groupId}/abandon', () => {
     expect(events.filter((e) => e.type === 'RESHARD_GROUP_ABANDONED')).toEqual([]);
   });
 });
+
+describe('a tracked group deleted and re-created under the same id during a reshard', () => {
+  const fx = useReshardCoordinator('reshard-recreated', { STREAMS: 'orders:2' });
+  const shard0 = (): string => `${fx.prefix}:{orders:0}`;
+
+  it('is tracked again, so the old shard it still has backlog in is not deleted under it', async () => {
+    // DELETE /v1/groups keeps the Redis consumer groups: the re-created group resumes them.
+    const api = fx.admin();
+    for (const g of ['g', 'keeper']) {
+      const m = new TestMember(fx.member(), g, `${g}-1`, ['orders']);
+      await m.join();
+      await fx.member().post(`/v1/groups/${g}/leave`, { memberId: `${g}-1` });
+    }
+    await fx.redis().xadd(shard0(), '*', 'key', 'k', 'payload', '{}');
+    // `keeper` (idle, with backlog) keeps shard 0 alive whatever happens to `g`.
+    for (const g of ['g', 'keeper']) await fx.redis().xgroup('CREATE', shard0(), g, '0');
+    await reshard(api, 'orders', 3);
+    await waitUntil(
+      'both groups tracked and draining',
+      async () => {
+        const s = (await routingOf(api, 'orders')).resharding;
+        return s?.state === 'draining' && s.groups.join() === 'g,keeper' ? [] : [JSON.stringify(s)];
+      },
+      30_000,
+    );
+    expect((await api.delete('/v1/groups/g')).status).toBe(204);
+    await waitForEvent(fx.redis(), fx.prefix, 'orders', ['RESHARD_GROUP_ABANDONED']);
+    const again = new TestMember(fx.member(), 'g', 'g-2', ['orders']);
+    await again.join();
+    const events = await waitForEvent(fx.redis(), fx.prefix, 'orders', ['RESHARD_GROUP_TRACKED']);
+    expect(events.find((e) => e.type === 'RESHARD_GROUP_TRACKED')?.data).toEqual({
+      stream: 'orders',
+      group: 'g',
+      shards: [0],
+      recreated: true,
+    });
+    const s = (await routingOf(api, 'orders')).resharding;
+    expect(s?.abandonedGroups).toEqual([]);
+    expect(s?.drain.find((d) => d.shard === 0)?.removed).toBe(false);
+    expect(await fx.redis().xlen(shard0())).toBe(1);
+  });
+});

@@ -439,7 +439,7 @@ export class ReshardDriver {
       const inspection = await this.data.inspect(record.stream, s.id);
       inspections.set(s.id, inspection);
       for (const name of inspection.groups.keys()) {
-        if (r.groups.includes(name)) continue;
+        if (r.groups.includes(name) && r.abandoned[name]?.reason !== 'deleted') continue;
         candidates.set(name, [...(candidates.get(name) ?? []), s.id]);
       }
     }

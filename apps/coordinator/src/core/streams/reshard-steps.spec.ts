@@ -424,6 +424,49 @@ describe('groups tracked late (a consumer group on an old shard, not tracked)', 
   });
 });
 
+describe('a tracked group deleted and re-created during the change', () => {
+  it('is tracked again (strict) while its consumer group still has backlog on an old shard', () => {
+    // DELETE /v1/groups keeps the Redis consumer groups, so a group re-created under the same id
+    // resumes them: the old shards it had not drained must not be deleted under it.
+    const r = draining(base(2), 3, ['a', 'g']);
+    const gone = applyObservation(
+      r,
+      observation(
+        [
+          [0, 'a'],
+          [1, 'a'],
+        ],
+        { a: {}, g: { status: 'deleted' } },
+      ),
+    ).record;
+    expect(gone.resharding?.abandoned.g?.reason).toBe('deleted');
+    const back = applyObservation(gone, {
+      ...observation([[1, 'g']], { a: {}, g: {} }, 11_000),
+      found: new Map([['g', [0]]]),
+    });
+    expect(back.remove).not.toContain(0);
+    expect(back.events.find((e) => e.type === 'RESHARD_GROUP_TRACKED')?.data).toEqual({
+      stream: 'orders',
+      group: 'g',
+      shards: [0],
+      recreated: true,
+    });
+    const rs = back.record.resharding;
+    expect(rs?.abandoned.g).toBeUndefined();
+    expect(rs?.groups).toEqual(['a', 'g']);
+    expect(rs?.strict).toEqual(['g']);
+    // Old shard 0 first; new shard 4 (parent 1, drained) at once; 2 and 3 wait for 0.
+    expect(consumableShards(back.record, 'g')).toEqual([0, 4]);
+    const drained = applyObservation(
+      back.record,
+      observation([[0, 'g']], { a: {}, g: {} }, 12_000),
+    );
+    expect(
+      applyObservation(drained.record, observation([], { a: {}, g: {} }, 13_000)).remove,
+    ).toEqual([0]);
+  });
+});
+
 describe('idle groups read in strict order whatever the mode', () => {
   it('a group idle when the layout is published waits for its parents in a relaxed change', () => {
     const begun = beginReshard(base(2), { shards: 3, mode: 'relaxed' }, 1024, 0);

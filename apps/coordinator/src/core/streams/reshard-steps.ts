@@ -215,20 +215,32 @@ export function applyObservation(record: StreamRecord, obs: ReshardObservation):
   const r = expectState(record, 'draining');
   const events: Array<[ReshardEventType, Record<string, unknown>]> = [];
   const draining = record.shards.filter((s) => s.state === 'draining').map((s) => s.id);
+  // Also a group given up as deleted that exists again (re-created under the same id): DELETE
+  // keeps its Redis consumer groups, so it resumes them and its backlog must stay.
   const late = [...(obs.found ?? [])]
-    .filter(([g, shards]) => !r.groups.includes(g) && shards.some((s) => draining.includes(s)))
+    .filter(
+      ([g, shards]) =>
+        (!r.groups.includes(g) || r.abandoned[g]?.reason === 'deleted') &&
+        shards.some((s) => draining.includes(s)),
+    )
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const groups = late.length > 0 ? [...r.groups, ...late.map(([g]) => g)].sort() : r.groups;
-  const strict = [...(r.strict ?? []), ...late.map(([g]) => g)].sort();
+  const groups = [...new Set([...r.groups, ...late.map(([g]) => g)])].sort();
+  const strict = [...new Set([...(r.strict ?? []), ...late.map(([g]) => g)])].sort();
   const mirrored: Record<string, number> = { ...r.mirrored };
+  const abandoned: Record<string, AbandonedGroup> = { ...r.abandoned };
   for (const [group, shards] of late) {
-    mirrored[group] = 0;
+    const recreated = abandoned[group] !== undefined;
+    delete abandoned[group];
+    mirrored[group] = mirrored[group] ?? 0;
     events.push([
       'RESHARD_GROUP_TRACKED',
-      { group, shards: shards.filter((s) => draining.includes(s)) },
+      {
+        group,
+        shards: shards.filter((s) => draining.includes(s)),
+        ...(recreated ? { recreated: true } : {}),
+      },
     ]);
   }
-  const abandoned: Record<string, AbandonedGroup> = { ...r.abandoned };
   const idleSince: Record<string, number> = { ...r.idleSince };
   const reported = new Set(r.idleReported ?? []);
   for (const group of groups.filter((g) => abandoned[g] === undefined)) {
