@@ -116,7 +116,8 @@ export class StreamsController {
    * for the group — its unread messages in the old shards are given up and deleted with them, and
    * it sees only the new shards. `200` with the routing body (the group is listed in
    * `resharding.abandonedGroups`, also when it already was); `404` for an unknown stream, a stream
-   * without a reshard, or a group the reshard does not track; `409` while it is `preparing`.
+   * without a reshard, or a group the reshard does not track; `409` while it is `preparing`, or
+   * (`GROUP_NOT_EMPTY`) when the group has a member subscribed to the stream.
    */
   @Post(':stream/groups/:groupId/abandon')
   @HttpCode(200)
