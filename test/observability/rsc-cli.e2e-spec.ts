@@ -8,6 +8,7 @@ import type {
 import { describe, expect, it } from 'vitest';
 import { describeGroup, useCoordinator } from '../coordinator/support/coordinator-fixture.js';
 import { settle, TestMember } from '../coordinator/support/test-member.js';
+import { waitUntil } from '../coordinator/support/wait-until.js';
 import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { freePort } from '../support/free-port.js';
 import { repoRoot } from '../support/service-process.js';
@@ -179,6 +180,47 @@ describe('rsc (the CLI) against a real coordinator', () => {
     expect(started.code).toBe(0);
     const body = JSON.parse(started.stdout) as StreamRouting;
     expect(body.stream).toBe('resharded');
+  });
+
+  it('streams describe shows an idle group a reshard keeps old shards for; streams abandon gives it up', async () => {
+    const api = fx.admin();
+    const sleepy = new TestMember(fx.member(), 'g-sleepy', 's1', ['nightly']);
+    await rsc(['streams', 'create', 'nightly', '--shards', '2']);
+    await sleepy.join();
+    await fx.member().post('/v1/groups/g-sleepy/leave', { memberId: 's1' });
+    const key = `${fx.prefix}:{nightly:0}`;
+    await fx.redis().xadd(key, '*', 'key', 'k', 'payload', '{}');
+    await fx.redis().xgroup('CREATE', key, 'g-sleepy', '0');
+    expect((await rsc(['streams', 'reshard', 'nightly', '--shards', '3'])).code).toBe(0);
+    let described = '';
+    await waitUntil(
+      'the idle group is shown',
+      async () => {
+        described = (await rsc(['streams', 'describe', 'nightly'])).stdout;
+        return /waiting for idle group g-sleepy/.test(described) ? [] : [described];
+      },
+      30_000,
+    );
+    expect(described).toMatch(/`rsc streams abandon nightly g-sleepy` gives them up/);
+
+    const wrong = await rsc(['streams', 'abandon', 'nightly', 'g-other']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(
+      /^rsc: POST \/v1\/streams\/nightly\/groups\/g-other\/abandon failed: 404 NOT_FOUND: /,
+    );
+    const done = await rsc(['streams', 'abandon', 'nightly', 'g-sleepy']);
+    expect([done.code, done.stderr]).toEqual([0, '']);
+    expect(done.stdout).toMatch(/^abandoned group g-sleepy: stream nightly/m);
+    expect(done.stdout).toMatch(/^abandoned group g-sleepy \(admin, /m);
+    await waitUntil(
+      'the reshard completes',
+      async () => {
+        const r = await api.get<StreamRouting>('/v1/streams/nightly');
+        return r.body.resharding === null ? [] : [JSON.stringify(r.body.resharding)];
+      },
+      30_000,
+    );
+    expect(await fx.redis().exists(key)).toBe(0);
   });
 
   it('fails with a clear message and a non-zero exit code', async () => {

@@ -1,4 +1,3 @@
-import type { HeartbeatResponse, StreamShards } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReshardDriver } from '../../apps/coordinator/src/streams/reshard-driver.js';
 import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/reshard-groups.js';
@@ -8,8 +7,8 @@ import {
   type InProcessCoordinator,
   startInProcessCoordinator,
 } from '../coordinator/support/in-process-coordinator.js';
-import { joinRequest } from '../coordinator/support/coordinator-fixture.js';
 import { useRedisPrefix } from '../support/redis.js';
+import { ConsumingMember } from './support/consuming-member.js';
 
 /**
  * A coordinator killed at any point of a reshard resumes it: for every I/O call the driver makes
@@ -61,58 +60,9 @@ function driverOn(c: InProcessCoordinator, budget?: Budget, pollMs = 20): Reshar
     wrap(new ShardDataPlane(c.redis, c.keys)),
     wrap(new CoordinatorReshardGroups(c.coordinator, c.store)),
     { now: () => Date.now() },
-    { pollMs, idleGroupGraceMs: 600_000, maxShards: 64 },
+    { pollMs, idleNoticeMs: 600_000, maxShards: 64 },
     { log: () => undefined, warn: () => undefined },
   );
-}
-
-/** A member that consumes (reads and acks) its shards directly and acknowledges revocations at once. */
-class ConsumingMember {
-  epoch = 0;
-  owned: StreamShards[] = [];
-  consumed = 0;
-
-  constructor(
-    private readonly c: InProcessCoordinator,
-    readonly group: string,
-    readonly stream: string,
-  ) {}
-
-  async cycle(): Promise<void> {
-    await this.c.registry.refresh();
-    const res = (await this.c.coordinator.heartbeat(
-      this.group,
-      this.epoch === 0
-        ? joinRequest('m1', [this.stream])
-        : {
-            memberId: 'm1',
-            memberEpoch: this.epoch,
-            rebalanceTimeoutMs: 30_000,
-            subscribedStreams: [this.stream],
-            ownedShards: this.owned,
-          },
-      null,
-    )) as HeartbeatResponse;
-    this.epoch = res.memberEpoch;
-    if (res.assignment)
-      this.owned = res.assignment.shards.map((e) => ({ stream: e.stream, shards: [...e.shards] }));
-    for (const id of this.owned.find((e) => e.stream === this.stream)?.shards ?? []) {
-      const key = this.c.keys.shardKey(this.stream, id);
-      await this.c.redis.xgroup('CREATE', key, this.group, '0', 'MKSTREAM').catch(() => undefined);
-      const reply = (await this.c.redis.xreadgroup(
-        'GROUP',
-        this.group,
-        'm1',
-        'COUNT',
-        1000,
-        'STREAMS',
-        key,
-        '>',
-      )) as Array<[string, Array<[string, string[]]>]> | null;
-      const ids = reply?.[0]?.[1].map(([entryId]) => entryId) ?? [];
-      if (ids.length > 0) this.consumed += await this.c.redis.xack(key, this.group, ...ids);
-    }
-  }
 }
 
 describe('reshard resumes after a coordinator crash at any step', () => {

@@ -218,29 +218,3 @@ describe('POST /v1/streams/{stream}/reshard', () => {
     expect(m.shards('g')).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });
-
-describe('reshard: an idle group is waited for only RESHARD_IDLE_GROUP_GRACE_MS', () => {
-  const fx = useReshardCoordinator('reshard-idle', {
-    STREAMS: 'orders:2',
-    RESHARD_IDLE_GROUP_GRACE_MS: '1500',
-  });
-
-  it('an EMPTY group with a backlog is abandoned after the grace period; it is told so in its event log', async () => {
-    const api = fx.admin();
-    const member = new TestMember(fx.member(), 'sleepy', 's1', ['orders']);
-    await member.join();
-    await fx.member().post('/v1/groups/sleepy/leave', { memberId: 's1' });
-    const key = `${fx.prefix}:{orders:0}`;
-    await fx.redis().xadd(key, '*', 'key', 'k', 'payload', '{}');
-    await fx.redis().xgroup('CREATE', key, 'sleepy', '0');
-    const started = Date.now();
-    await reshard(api, 'orders', 3);
-    const done = await waitReshardDone(api, 'orders', 30_000);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
-    expect(ids(done)).toEqual([2, 3, 4]);
-    const events = await groupEvents(api, 'sleepy');
-    const abandoned = events.find((e) => e.type === 'RESHARD_GROUP_ABANDONED');
-    expect(abandoned?.data).toMatchObject({ group: 'sleepy', reason: 'idle' });
-    expect(events.some((e) => e.type === 'RESHARD_COMPLETED')).toBe(true);
-  });
-});

@@ -41,7 +41,7 @@ export function observation(
   drained: ReadonlyArray<readonly [number, string]>,
   groups: Readonly<Record<string, Partial<GroupObservation>>>,
   now = 10_000,
-  idleGraceMs = 1000,
+  idleNoticeMs = 1000,
 ): ReshardObservation {
   const d = new Map<number, Set<string>>();
   for (const [shard, group] of drained) {
@@ -52,7 +52,7 @@ export function observation(
   const g = new Map<string, GroupObservation>();
   for (const [id, o] of Object.entries(groups))
     g.set(id, { status: o.status ?? 'active', holds: o.holds ?? new Set() });
-  return { now, drained: d, groups: g, idleGraceMs };
+  return { now, drained: d, groups: g, idleNoticeMs };
 }
 
 /** Applies observations in order, returning the final record. */

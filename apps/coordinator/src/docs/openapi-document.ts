@@ -222,6 +222,21 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
           [streamParam],
         ),
       },
+      '/v1/streams/{stream}/groups/{groupId}/abandon': {
+        post: op(
+          'Stop the running reshard waiting for a group: its unread messages in the old shards are given up and deleted with them (logged in the event logs)',
+          'admin',
+          {
+            '200': json(freeForm, 'The routing body; the group is in resharding.abandonedGroups'),
+            '404': errorResponse('NOT_FOUND'),
+            '409': errorResponse(
+              'RESHARD_IN_PROGRESS (still preparing), or GROUP_NOT_EMPTY (the group has a member subscribed to the stream: stop its members first)',
+            ),
+          },
+          undefined,
+          [streamParam, groupParam],
+        ),
+      },
       '/ui': {
         get: {
           summary:

@@ -1,7 +1,8 @@
 import { CoordinatorError } from '../core/coordinator-error.js';
 import type { GroupEvent } from '../core/group-event.js';
-import { isDrainedFor } from '../core/streams/drain-rule.js';
+import { isDrainedFor, type ShardInspection } from '../core/streams/drain-rule.js';
 import {
+  abandonGroup,
   applyObservation,
   beginReshard,
   finishReshard,
@@ -29,10 +30,25 @@ import type { StreamRegistry } from './stream-registry.js';
 export interface ReshardDriverOptions {
   /** How often running reshards are advanced (`RESHARD_POLL_MS`). */
   readonly pollMs: number;
-  /** How long a tracked group may have no subscribed member before it is no longer waited for. */
-  readonly idleGroupGraceMs: number;
+  /**
+   * How long a waited-for group may have no subscribed member before `RESHARD_GROUP_IDLE` is
+   * logged (`RESHARD_IDLE_GROUP_GRACE_MS`). The group is still waited for: its old shards are kept.
+   */
+  readonly idleNoticeMs: number;
   /** Largest shard count (`MAX_SHARDS`). */
   readonly maxShards: number;
+  /** Fault points for tests (none in production). */
+  readonly hooks?: ReshardDriverHooks;
+}
+
+/**
+ * Fault points of the {@link ReshardDriver}, for tests that drive an interleaving
+ * deterministically: each is awaited at its point of the step, so a test can hold the driver
+ * there while other actors move.
+ */
+export interface ReshardDriverHooks {
+  /** `preparing`: the tracked groups were discovered; the new shards are not opened yet. */
+  afterDiscover?(stream: string, groups: readonly string[]): Promise<void>;
 }
 
 /** Where the driver logs. */
@@ -62,14 +78,17 @@ const MAX_REQUEST_ATTEMPTS = 5;
  *
  * 1. `preparing`: find the tracked groups (every group with a member subscribed to the stream,
  *    plus every existing group that has a consumer group on an old shard), open the new shards
- *    (`state=open`) and create the tracked groups' consumer groups on them at id 0, then publish
- *    the new layout (`closing`).
+ *    (`state=open`, only if never opened: a closed shard is never reopened) and create the
+ *    tracked groups' consumer groups on them at id 0, then publish the new layout (`closing`).
  * 2. `closing`: close every old shard (`state=closed`; producers with old routing now get
  *    STALE_ROUTING and refresh) → `draining`.
- * 3. `draining`, every poll: mark (old shard, group) drained when the group's consumer group has
- *    nothing pending and nothing undelivered; mark it released once no member of the group holds
- *    it any more; delete an old shard's keys once every waited-for group released it, and drop it
- *    from the record; give up on deleted groups at once and on idle ones after the grace period.
+ * 3. `draining`, every poll: read the consumer groups of every old shard and track the existing
+ *    groups found there that are not tracked yet (a group whose first member joined during
+ *    `preparing`); mark (old shard, group) drained when the group's consumer group has nothing
+ *    pending and nothing undelivered; mark it released once no member of the group holds it any
+ *    more; delete an old shard's keys once every waited-for group released it, and drop it from
+ *    the record; give up on deleted groups at once. Idle groups are waited for until they come
+ *    back or an admin abandons them ({@link ReshardDriver.abandon}).
  * 4. `completing`: once the last events reached every tracked group's event log, `resharding =
  *    null`.
  *
@@ -161,6 +180,50 @@ export class ReshardDriver {
     return { outcome: 'accepted', record: this.registry.get(stream) ?? started.record };
   }
 
+  /**
+   * `POST /v1/streams/{stream}/groups/{group}/abandon`: the running reshard stops waiting for
+   * `group` (see {@link abandonGroup}); the old shards nobody else needs are deleted by the next
+   * drain step (the next poll). Resolves with the record as persisted (unchanged when the group
+   * was already abandoned).
+   *
+   * @throws CoordinatorError STREAM_NOT_FOUND, NOT_FOUND (no reshard, or the group is not
+   *   tracked), RESHARD_IN_PROGRESS (still preparing), GROUP_NOT_EMPTY (the group has a member
+   *   subscribed to the stream), or COORDINATOR_NOT_AVAILABLE when
+   *   concurrent writers kept winning.
+   */
+  abandon(stream: string, group: string): Promise<StreamRecord> {
+    return this.queue.run(stream, async () => {
+      for (let attempt = 0; attempt < MAX_REQUEST_ATTEMPTS; attempt++) {
+        await this.registry.refresh();
+        const record = this.registry.get(stream);
+        if (!record) {
+          throw new CoordinatorError(
+            'STREAM_NOT_FOUND',
+            `stream "${stream}" does not exist; create it with PUT /v1/streams/${stream}`,
+          );
+        }
+        const seen = record.resharding?.groups.includes(group)
+          ? await this.groups.observe(group, stream)
+          : undefined;
+        const result = abandonGroup(record, group, this.clock.now(), {
+          active: seen?.status === 'active',
+        });
+        if (result.kind === 'unchanged') return record;
+        const next = withNextVersion(record, result.record);
+        if (await this.registry.write(next, record.version, result.events)) {
+          this.logger.warn(
+            `reshard of ${stream}: group ${group} abandoned by an admin; its unread messages in old shard(s) ${String(result.events[0]?.data.shards)} will be deleted`,
+          );
+          return next;
+        }
+      }
+      throw new CoordinatorError(
+        'COORDINATOR_NOT_AVAILABLE',
+        `stream "${stream}" is being changed concurrently by other coordinator replicas; retry`,
+      );
+    });
+  }
+
   /** Takes every step of `stream`'s reshard that can be taken now. Resolves `true` if any was. */
   advance(stream: string): Promise<boolean> {
     return this.queue.run(stream, async () => {
@@ -220,19 +283,36 @@ export class ReshardDriver {
     if (!r) return false;
     switch (r.state) {
       case 'preparing': {
-        const groups = await this.discoverGroups(next);
-        await this.data.open(stream, r.toShards);
+        const { groups, idle } = await this.discoverGroups(next);
+        await this.options.hooks?.afterDiscover?.(stream, groups);
+        // Opening is the one step that cannot be undone by losing the write race: re-read first,
+        // so a replica that paused here does not open shards of a change others have moved on.
+        await this.registry.refresh();
+        if (this.registry.get(stream)?.version !== base.version) return false;
+        const refused = await this.data.open(stream, r.toShards);
+        if (refused.length > 0) {
+          // Only a stale view gets here: the layout was published and later closed meanwhile.
+          this.logger.warn(
+            `reshard of ${stream}: new shard(s) ${refused.join(',')} already closed by a later step; this replica's view is stale, re-reading`,
+          );
+          await this.registry.refresh();
+          return false;
+        }
         await this.data.createGroups(stream, r.toShards, groups);
-        ({ record: next, events } = publishLayout(next, groups, now));
+        ({ record: next, events } = publishLayout(next, groups, now, idle));
         break;
       }
       case 'closing':
         await this.data.close(stream, r.fromShards);
         ({ record: next, events } = markClosed(next, now));
         break;
-      case 'draining':
-        ({ record: next, events, remove } = applyObservation(next, await this.observe(next, now)));
+      case 'draining': {
+        const obs = await this.observe(next, now);
+        const late = [...(obs.found?.keys() ?? [])];
+        if (late.length > 0) await this.data.createGroups(stream, r.toShards, late);
+        ({ record: next, events, remove } = applyObservation(next, obs));
         break;
+      }
       case 'completing':
         if (fullyMirrored(r)) next = finishReshard(next);
         break;
@@ -241,6 +321,7 @@ export class ReshardDriver {
     for (const shard of remove) await this.data.remove(stream, shard);
     const written = await this.registry.write(withNextVersion(base, next), base.version, events);
     if (!written) return false;
+    for (const e of events) this.logGroupEvent(stream, e);
     if (next.resharding === null) {
       this.delivered.delete(stream);
       this.logger.log(
@@ -253,6 +334,20 @@ export class ReshardDriver {
       if (fresh?.version === base.version + 1) await this.mirror(fresh, 0);
     }
     return true;
+  }
+
+  private logGroupEvent(stream: string, e: ReshardEvent): void {
+    const group = String(e.data.group);
+    const shards = Array.isArray(e.data.shards) ? e.data.shards.join(',') : '';
+    if (e.type === 'RESHARD_GROUP_IDLE') {
+      this.logger.warn(
+        `reshard of ${stream}: group ${group} has had no member for ${String(e.data.idleMs)} ms; its old shard(s) ${shards} are kept until it comes back and drains them, or an admin abandons it (POST /v1/streams/${stream}/groups/${group}/abandon)`,
+      );
+    } else if (e.type === 'RESHARD_GROUP_TRACKED') {
+      this.logger.warn(
+        `reshard of ${stream}: group ${group} has a consumer group on old shard(s) ${shards} and was not tracked (it joined while the change was preparing); tracked now, in strict order`,
+      );
+    }
   }
 
   /**
@@ -301,45 +396,69 @@ export class ReshardDriver {
     return out;
   }
 
-  /** Tracked groups: subscribers of the stream, and existing groups with a consumer group on an old shard. */
-  private async discoverGroups(record: StreamRecord): Promise<string[]> {
+  /**
+   * Tracked groups: subscribers of the stream, and existing groups with a consumer group on an old
+   * shard; `idle`: those of them without a subscribed member now.
+   */
+  private async discoverGroups(
+    record: StreamRecord,
+  ): Promise<{ groups: string[]; idle: string[] }> {
     const r = record.resharding;
-    if (!r) return [];
+    if (!r) return { groups: [], idle: [] };
     const ids = await this.groups.listGroupIds();
     const tracked = new Set<string>();
-    const seen = await Promise.all(
-      ids.map(async (id) => [id, await this.groups.observe(id, record.stream)] as const),
+    const seen = new Map(
+      await Promise.all(
+        ids.map(async (id) => [id, await this.groups.observe(id, record.stream)] as const),
+      ),
     );
-    const existing = new Set(seen.filter(([, o]) => o.status !== 'deleted').map(([id]) => id));
     for (const [id, o] of seen) if (o.status === 'active') tracked.add(id);
     for (const shard of r.fromShards) {
       for (const name of await this.data.groupNames(record.stream, shard)) {
-        if (existing.has(name)) tracked.add(name);
+        const o = seen.get(name);
+        if (o && o.status !== 'deleted') tracked.add(name);
       }
     }
-    return [...tracked].sort();
+    const groups = [...tracked].sort();
+    return { groups, idle: groups.filter((g) => seen.get(g)?.status === 'idle') };
   }
 
-  /** What the data plane and the groups look like now, for {@link applyObservation}. */
+  /**
+   * What the data plane and the groups look like now, for {@link applyObservation}. Every old
+   * shard's consumer groups are read in this round, before any shard it leads to delete: an
+   * existing group found there that is not tracked (its first member joined while the change was
+   * `preparing`) is reported in `found`, so it is tracked before anything it reads is deleted.
+   */
   private async observe(record: StreamRecord, now: number): Promise<ReshardObservation> {
     const r = record.resharding;
     const waiting = r ? waitedGroups(r) : [];
-    const drained = new Map<number, Set<string>>();
+    const inspections = new Map<number, ShardInspection>();
+    const candidates = new Map<string, number[]>();
     for (const s of record.shards) {
       if (s.state !== 'draining' || !r) continue;
-      const done = r.drained[String(s.id)] ?? [];
-      const need = waiting.filter((g) => !done.includes(g));
-      if (need.length === 0) continue;
       const inspection = await this.data.inspect(record.stream, s.id);
-      drained.set(s.id, new Set(need.filter((g) => isDrainedFor(inspection, g))));
+      inspections.set(s.id, inspection);
+      for (const name of inspection.groups.keys()) {
+        if (r.groups.includes(name) && r.abandoned[name]?.reason !== 'deleted') continue;
+        candidates.set(name, [...(candidates.get(name) ?? []), s.id]);
+      }
     }
     const groups = new Map<string, GroupObservation>();
     await Promise.all(
-      waiting.map(async (g) => {
+      [...waiting, ...candidates.keys()].map(async (g) => {
         groups.set(g, await this.groups.observe(g, record.stream));
       }),
     );
-    return { now, drained, groups, idleGraceMs: this.options.idleGroupGraceMs };
+    const found = new Map<string, readonly number[]>();
+    for (const [name, shards] of candidates)
+      if (groups.get(name)?.status !== 'deleted') found.set(name, shards);
+    const drained = new Map<number, Set<string>>();
+    for (const [id, inspection] of inspections) {
+      const done = r?.drained[String(id)] ?? [];
+      const need = [...waiting, ...found.keys()].filter((g) => !done.includes(g));
+      drained.set(id, new Set(need.filter((g) => isDrainedFor(inspection, g))));
+    }
+    return { now, drained, groups, found, idleNoticeMs: this.options.idleNoticeMs };
   }
 }
 

@@ -1,7 +1,20 @@
 import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
+import { LuaScript } from '../redis/lua-script.js';
 import { deleteShardKeys } from '../store/fence-writer.js';
+import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
+
+const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);
+
+/**
+ * Sets a new shard's meta hash `state=open` unless a step already closed it (a shard id is opened
+ * once, by the step that created it; see {@link OPEN_SHARD_SCRIPT}). Resolves `false` when the
+ * shard is closed.
+ */
+export async function openShardMeta(redis: Redis | Cluster, metaKey: string): Promise<boolean> {
+  return (await openScript.run(redis, [metaKey], [])) === 1;
+}
 
 /**
  * What the reshard driver does to shards in Redis: open and close them for producers (the meta
@@ -14,11 +27,18 @@ export class ShardDataPlane {
     private readonly keys: KeySpace,
   ) {}
 
-  /** Marks shards writable (`state=open`). */
-  async open(stream: string, shards: readonly number[]): Promise<void> {
-    await Promise.all(
-      shards.map((id) => this.redis.hset(this.metaKey(stream, id), 'state', 'open')),
+  /**
+   * Marks new shards writable (`state=open`) — only a shard that was never opened or is open
+   * already: a shard a later step closed stays closed (a replica resuming a stale `preparing`
+   * must not reopen it). Resolves with the shards refused because they are closed.
+   */
+  async open(stream: string, shards: readonly number[]): Promise<number[]> {
+    const refused = await Promise.all(
+      shards.map(async (id) =>
+        (await openShardMeta(this.redis, this.metaKey(stream, id))) ? [] : [id],
+      ),
     );
+    return refused.flat();
   }
 
   /** Refuses further writes to shards (`state=closed`): producers get STALE_ROUTING and refresh. */

@@ -14,6 +14,7 @@ import {
 } from '../core/streams/stream-record.js';
 import { reshardingStatus } from '../core/streams/reshard-status.js';
 import { LuaScript } from '../redis/lua-script.js';
+import { openShardMeta } from './shard-data-plane.js';
 import { CATALOG_READ_SCRIPT, STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
 
 const writeScript = new LuaScript(STREAM_WRITE_SCRIPT, 3);
@@ -124,11 +125,14 @@ export class StreamRegistry implements StreamCatalog {
     throw new Error(`could not create stream ${stream}: concurrent writers kept winning`);
   }
 
-  /** Marks shards writable in the data plane (their meta hash `state=open`). */
+  /**
+   * Marks shards writable in the data plane (their meta hash `state=open`), except those a reshard
+   * closed meanwhile (a creator that lost the race must not reopen them; its write then fails).
+   */
   async openShards(record: StreamRecord, ids: readonly number[]): Promise<void> {
     await Promise.all(
       ids.map((id) =>
-        this.redis.hset(shardMetaKey(this.keys.shardKey(record.stream, id)), 'state', 'open'),
+        openShardMeta(this.redis, shardMetaKey(this.keys.shardKey(record.stream, id))),
       ),
     );
   }

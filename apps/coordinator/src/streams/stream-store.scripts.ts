@@ -28,3 +28,17 @@ return {1, cv}
 export const CATALOG_READ_SCRIPT = `
 return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}
 `;
+
+/**
+ * Opens a shard for producers: KEYS[1] its meta hash. Sets `state=open` only when the hash has no
+ * `state` yet (a new shard id) and returns 1, or 1 when it is open already; returns 0 and changes
+ * nothing when it is `closed`: only the step that created a shard opens it, and a closed shard is
+ * never reopened (by a replica that resumes a stale step, say).
+ */
+export const OPEN_SHARD_SCRIPT = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'open' then return 1 end
+if state then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'open')
+return 1
+`;

@@ -1,4 +1,15 @@
-import { Body, Controller, Get, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
@@ -6,7 +17,7 @@ import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
 import { STREAM_REGISTRY } from '../groups/groups.tokens.js';
 import type { RedisClock } from '../groups/redis-clock.js';
-import { streamParam } from '../http/path-params.js';
+import { groupIdParam, streamParam } from '../http/path-params.js';
 import { decodeBody } from '../http/request-validation.js';
 import { RequireRole } from '../http/roles.decorator.js';
 import { createStreamSchema, reshardSchema } from '../http/schemas/streams.schemas.js';
@@ -98,5 +109,25 @@ export class StreamsController {
     });
     void reply.status(result.outcome === 'accepted' ? 202 : 200);
     return this.registry.routing(result.record);
+  }
+
+  /**
+   * `POST /v1/streams/{stream}/groups/{groupId}/abandon` (admin): the running reshard stops waiting
+   * for the group — its unread messages in the old shards are given up and deleted with them, and
+   * it sees only the new shards. `200` with the routing body (the group is listed in
+   * `resharding.abandonedGroups`, also when it already was); `404` for an unknown stream, a stream
+   * without a reshard, or a group the reshard does not track; `409` while it is `preparing`, or
+   * (`GROUP_NOT_EMPTY`) when the group has a member subscribed to the stream.
+   */
+  @Post(':stream/groups/:groupId/abandon')
+  @HttpCode(200)
+  @RequireRole('admin')
+  async abandon(
+    @Param('stream') stream: string,
+    @Param('groupId') groupId: string,
+  ): Promise<StreamRouting> {
+    const name = streamParam(stream);
+    const group = groupIdParam(groupId);
+    return this.registry.routing(await this.driver.abandon(name, group));
   }
 }

@@ -55,7 +55,7 @@ import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
           clock,
           {
             pollMs: config.reshardPollMs,
-            idleGroupGraceMs: config.reshardIdleGroupGraceMs,
+            idleNoticeMs: config.reshardIdleGroupGraceMs,
             maxShards: config.maxShards,
           },
           new Logger('Reshard'),

@@ -158,7 +158,9 @@ export const DASHBOARD_JS = String.raw`
     var pct = r.drain.length ? Math.round((100 * drained) / r.drain.length) : 100;
     return el('div', { className: 'reshard', 'data-reshard': r.state }, [
       el('div', { text: 'resharding ' + r.fromShards.length + ' → ' + r.toShards.length + ' (' + r.state + ', ' + r.mode + '): ' + drained + '/' + r.drain.length + ' old shards drained' }),
-      el('div', { className: 'bar' }, [el('div', { width: pct + '%' })])
+      el('div', { className: 'bar' }, [el('div', { width: pct + '%' })]),
+      (r.idleGroups || []).length ? el('div', { className: 'muted', text: 'old shards kept for idle group(s): ' + r.idleGroups.map(function (g) { return g.group + ' (no member since ' + g.since + ')'; }).join(', ') + ' — they read them when they come back; rsc streams abandon <stream> <group> gives them up' }) : null,
+      r.abandonedGroups.length ? el('div', { className: 'muted', text: 'abandoned: ' + r.abandonedGroups.map(function (g) { return g.group + ' (' + g.reason + ')'; }).join(', ') }) : null
     ]);
   }
 

@@ -10,6 +10,8 @@ Commands:
   streams describe <stream>                shard keys, routing, reshard progress per old shard
   streams create <stream> --shards N       create a stream (idempotent for the same N)       [admin]
   streams reshard <stream> --shards M      change the shard count                            [admin]
+  streams abandon <stream> <group>         give up a group's unread messages in the old shards
+                                           of the running reshard (they are deleted)          [admin]
   members remove <group> <member>          remove a member as if its session expired          [admin]
   events tail <group> [-n N] [--after ID] [--follow] [--interval MS] [--all]
                                            the last N events (default 20) or every event after ID;

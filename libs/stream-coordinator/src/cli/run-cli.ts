@@ -11,6 +11,7 @@ import {
   createStream,
   describeStream,
   listStreams,
+  abandonGroup,
   reshardStream,
 } from './commands/streams.command.js';
 
@@ -30,6 +31,7 @@ const COMMANDS: readonly CommandSpec[] = [
   { words: ['streams', 'describe'], params: ['stream'], run: describeStream },
   { words: ['streams', 'create'], params: ['stream'], values: ['shards'], run: createStream },
   { words: ['streams', 'reshard'], params: ['stream'], values: ['shards'], run: reshardStream },
+  { words: ['streams', 'abandon'], params: ['stream', 'group'], run: abandonGroup },
   { words: ['members', 'remove'], params: ['group', 'member'], run: removeMember },
   {
     words: ['events', 'tail'],

@@ -215,8 +215,17 @@ export interface ReshardingStatus {
   startedAt: string;
   /** Groups the change waits for (tracked when the new layout was published). */
   groups: string[];
-  /** Tracked groups the change stopped waiting for: deleted, or idle past the grace period. */
-  abandonedGroups: Array<{ group: string; reason: 'deleted' | 'idle'; at: string }>;
+  /**
+   * Tracked groups the change stopped waiting for: deleted, or abandoned by an admin
+   * (`POST /v1/streams/{stream}/groups/{group}/abandon`); `idle` only from coordinators that gave
+   * idle groups up after a grace period.
+   */
+  abandonedGroups: Array<{ group: string; reason: 'deleted' | 'admin' | 'idle'; at: string }>;
+  /**
+   * Groups the change still waits for that have no member subscribed to the stream, and since
+   * when: their old shards are kept until they come back and drain them, or an admin abandons them.
+   */
+  idleGroups: Array<{ group: string; since: string }>;
   /** Per old shard: which groups have drained it, which still have work left. */
   drain: Array<{
     shard: number;

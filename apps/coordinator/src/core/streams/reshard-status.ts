@@ -4,7 +4,7 @@ import { hasShard, type StreamRecord, waitedGroups } from './stream-record.js';
 /**
  * The `resharding` part of the routing body (`GET /v1/streams/{stream}`): `null` when no reshard
  * runs, else its state, mode (and what the mode means for key order), the tracked and abandoned
- * groups, and per old shard whether it is closed, which groups drained and released it, which
+ * groups, the waited-for groups that are idle (no subscribed member), and per old shard whether it is closed, which groups drained and released it, which
  * are still pending, and whether it was removed.
  */
 export function reshardingStatus(
@@ -26,6 +26,9 @@ export function reshardingStatus(
     abandonedGroups: Object.entries(r.abandoned)
       .map(([group, a]) => ({ group, reason: a.reason, at: new Date(a.at).toISOString() }))
       .sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0)),
+    idleGroups: waiting
+      .filter((g) => r.idleSince[g] !== undefined)
+      .map((group) => ({ group, since: new Date(r.idleSince[group] as number).toISOString() })),
     drain: r.fromShards.map((shard) => {
       const drainedGroups = [...(r.drained[String(shard)] ?? [])];
       const removed = r.state !== 'preparing' && !hasShard(record, shard);

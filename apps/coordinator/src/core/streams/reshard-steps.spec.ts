@@ -8,6 +8,7 @@ import {
   refusalCode,
 } from '../../../../../test/support/reshard-spec-helpers.js';
 import {
+  abandonGroup,
   applyObservation,
   beginReshard,
   finishReshard,
@@ -223,7 +224,7 @@ describe('strict drain, release and removal (2 → 4, groups a and b)', () => {
 describe('groups the change stops waiting for', () => {
   const start = draining(base(2), 3, ['a', 'gone', 'idle']);
 
-  it('a deleted group is abandoned at once, an idle one after the grace period, an active one never', () => {
+  it('a deleted group is abandoned at once; an idle one never: its old shards stay until it drains them', () => {
     let r = applyObservation(
       start,
       observation(
@@ -235,38 +236,84 @@ describe('groups the change stops waiting for', () => {
     ).record;
     expect(Object.keys(r.resharding?.abandoned ?? {})).toEqual(['gone']);
     expect(r.resharding?.idleSince).toEqual({ idle: 10_000 });
-    r = applyObservation(
+    // Long past the notice: logged once, still waited for, nothing removed.
+    const noticed = applyObservation(
       r,
-      observation([], { a: {}, idle: { status: 'idle' } }, 10_500, 1000),
-    ).record;
+      observation(
+        [
+          [0, 'a'],
+          [1, 'a'],
+        ],
+        { a: {}, idle: { status: 'idle' } },
+        11_000,
+        1000,
+      ),
+    );
+    expect(
+      noticed.events.filter((e) => e.type === 'RESHARD_GROUP_IDLE').map((e) => e.data),
+    ).toEqual([{ stream: 'orders', group: 'idle', idleMs: 1000, shards: [0, 1] }]);
+    r = noticed.record;
+    for (const now of [20_000, 86_400_000]) {
+      const later = applyObservation(
+        r,
+        observation(
+          [
+            [0, 'a'],
+            [1, 'a'],
+          ],
+          { a: {}, idle: { status: 'idle' } },
+          now,
+          1000,
+        ),
+      );
+      expect(later.events.map((e) => e.type)).not.toContain('RESHARD_GROUP_IDLE');
+      r = later.record;
+    }
     expect(Object.keys(r.resharding?.abandoned ?? {})).toEqual(['gone']);
+    expect(r.shards.filter((s) => s.state === 'draining').map((s) => s.id)).toEqual([0, 1]);
+    expect(consumableShards(r, 'idle')).toEqual([0, 1]);
+    const status = reshardingStatus(r, key);
+    expect(status?.abandonedGroups.map((g) => [g.group, g.reason])).toEqual([['gone', 'deleted']]);
+    expect(status?.idleGroups).toEqual([{ group: 'idle', since: new Date(10_000).toISOString() }]);
+    expect(status?.drain[0]?.pendingGroups).toEqual(['idle']);
+    // It comes back and drains: only then are the old shards removed.
     r = applyObservation(
       r,
-      observation([], { a: {}, idle: { status: 'idle' } }, 11_000, 1000),
+      observation(
+        [
+          [0, 'idle'],
+          [1, 'idle'],
+        ],
+        { a: {}, idle: {} },
+        90_000_000,
+      ),
     ).record;
-    expect(r.resharding?.abandoned.idle).toEqual({ reason: 'idle', at: 11_000 });
-    // An abandoned group is not waited for and sees only new shards.
-    expect(consumableShards(r, 'idle')).toEqual([2, 3, 4]);
-    const status = reshardingStatus(r, key);
-    expect(status?.abandonedGroups.map((g) => [g.group, g.reason])).toEqual([
-      ['gone', 'deleted'],
-      ['idle', 'idle'],
-    ]);
-    expect(status?.drain[0]?.pendingGroups).toEqual(['a']);
+    const removed = applyObservation(r, observation([], { a: {}, idle: {} }, 90_000_100));
+    expect(removed.remove).toEqual([0, 1]);
   });
 
-  it('an idle group that comes back before the grace period is waited for again', () => {
+  it('an idle group that comes back has its idle period cleared; a new one is reported again', () => {
     let r = applyObservation(
       start,
       observation([], { a: {}, gone: {}, idle: { status: 'idle' } }, 10_000),
     ).record;
-    r = applyObservation(r, observation([], { a: {}, gone: {}, idle: {} }, 10_900)).record;
-    expect(r.resharding?.idleSince).toEqual({});
     r = applyObservation(
       r,
-      observation([], { a: {}, gone: {}, idle: { status: 'idle' } }, 11_500),
+      observation([], { a: {}, gone: {}, idle: { status: 'idle' } }, 11_000),
     ).record;
-    expect(r.resharding?.abandoned).toEqual({});
+    expect(r.resharding?.idleReported).toEqual(['idle']);
+    r = applyObservation(r, observation([], { a: {}, gone: {}, idle: {} }, 11_900)).record;
+    expect(r.resharding?.idleSince).toEqual({});
+    expect(r.resharding?.idleReported).toEqual([]);
+    const again = applyObservation(
+      applyObservation(r, observation([], { a: {}, gone: {}, idle: { status: 'idle' } }, 12_000))
+        .record,
+      observation([], { a: {}, gone: {}, idle: { status: 'idle' } }, 13_000),
+    );
+    expect(again.events.map((e) => [e.type, e.data.idleMs])).toEqual([
+      ['RESHARD_GROUP_IDLE', 1000],
+    ]);
+    expect(again.record.resharding?.abandoned).toEqual({});
   });
 
   it('with no group to wait for, closed shards are removed at the first observation', () => {
@@ -274,6 +321,163 @@ describe('groups the change stops waiting for', () => {
     const step = applyObservation(r, observation([], {}));
     expect(step.remove).toEqual([0, 1, 2]);
     expect(step.record.resharding?.state).toBe('completing');
+  });
+});
+
+describe('abandonGroup: an admin gives up the old shards of a group', () => {
+  const start = draining(base(2), 3, ['a', 'idle']);
+
+  it('stops waiting for the group, logs what it gives up, and lets the next step delete', () => {
+    const r = applyObservation(
+      start,
+      observation(
+        [
+          [0, 'a'],
+          [1, 'a'],
+        ],
+        { a: {}, idle: { status: 'idle' } },
+      ),
+    ).record;
+    const out = abandonGroup(r, 'idle', 20_000, { active: false });
+    if (out.kind !== 'abandoned') throw new Error('expected abandoned');
+    expect(out.events.map((e) => [e.type, e.data])).toEqual([
+      [
+        'RESHARD_GROUP_ABANDONED',
+        { stream: 'orders', group: 'idle', reason: 'admin', shards: [0, 1] },
+      ],
+    ]);
+    const ra = out.record.resharding;
+    expect(ra?.abandoned.idle).toEqual({ reason: 'admin', at: 20_000 });
+    expect(ra?.idleSince).toEqual({});
+    expect(consumableShards(out.record, 'idle')).toEqual([2, 3, 4]);
+    expect(reshardingStatus(out.record, key)?.abandonedGroups).toEqual([
+      { group: 'idle', reason: 'admin', at: new Date(20_000).toISOString() },
+    ]);
+    expect(pendingGroupEvents(out.record, 'idle').map((e) => e.type)).toContain(
+      'RESHARD_GROUP_ABANDONED',
+    );
+    // Released by `a` (drained in the persisted record, not held): removed.
+    const next = applyObservation(out.record, observation([], { a: {} }, 20_100));
+    expect(next.remove).toEqual([0, 1]);
+    expect(abandonGroup(out.record, 'idle', 30_000, { active: false })).toEqual({
+      kind: 'unchanged',
+    });
+  });
+
+  it('refuses with a clear code when there is nothing to abandon, and changes nothing', () => {
+    expect(refusalCode(() => abandonGroup(base(2), 'a', 0, { active: false }))).toBe('NOT_FOUND');
+    expect(refusalCode(() => abandonGroup(start, 'other', 0, { active: false }))).toBe('NOT_FOUND');
+    const begun = beginReshard(base(2), { shards: 3, mode: 'strict' }, 1024, 0);
+    if (begun.kind !== 'started') throw new Error('not started');
+    expect(refusalCode(() => abandonGroup(begun.record, 'a', 0, { active: false }))).toBe(
+      'RESHARD_IN_PROGRESS',
+    );
+  });
+
+  it('refuses a group with a subscribed member (it drains by itself), changing nothing', () => {
+    // A typo or a stale runbook must not delete the backlog of a group that is consuming.
+    const before = structuredClone(start);
+    expect(refusalCode(() => abandonGroup(start, 'a', 0, { active: true }))).toBe(
+      'GROUP_NOT_EMPTY',
+    );
+    expect(start).toEqual(before);
+    expect(abandonGroup(start, 'a', 0, { active: false }).kind).toBe('abandoned');
+  });
+});
+
+describe('groups tracked late (a consumer group on an old shard, not tracked)', () => {
+  it('is tracked in strict order before any shard it reads is deleted, and waited for until it drains', () => {
+    const r = draining(base(2), 3, [], 'relaxed');
+    // Shard 1 had nothing for it (drained); shard 0 has its backlog.
+    const step = applyObservation(r, {
+      ...observation([[1, 'late']], { late: {} }),
+      found: new Map([['late', [0]]]),
+    });
+    expect(step.remove).toEqual([]);
+    expect(step.events.map((e) => [e.type, e.data.group, e.data.shard ?? e.data.shards])).toEqual([
+      ['RESHARD_GROUP_TRACKED', 'late', [0]],
+      ['RESHARD_SHARD_DRAINED', 'late', 1],
+    ]);
+    const rs = step.record.resharding;
+    expect(rs?.groups).toEqual(['late']);
+    expect(rs?.strict).toEqual(['late']);
+    expect(rs?.mirrored).toEqual({ late: 0 });
+    // Strict for it although the change is relaxed: the old shard first, then its children.
+    expect(consumableShards(step.record, 'late')).toEqual([0, 4]);
+    const kept = applyObservation(step.record, observation([], { late: {} }, 11_000));
+    expect(kept.remove).toEqual([1]);
+    const drained = applyObservation(kept.record, observation([[0, 'late']], { late: {} }, 12_000));
+    expect(drained.remove).toEqual([]);
+    expect(consumableShards(drained.record, 'late')).toEqual([2, 3, 4]);
+    expect(applyObservation(drained.record, observation([], { late: {} }, 13_000)).remove).toEqual([
+      0,
+    ]);
+  });
+
+  it('a group found only on a shard already gone, or already tracked, is not tracked again', () => {
+    const r = draining(base(2), 3, ['a']);
+    const step = applyObservation(r, {
+      ...observation([], { a: {} }),
+      found: new Map([['a', [0]]]),
+    });
+    expect(step.record).toBe(r);
+  });
+});
+
+describe('a tracked group deleted and re-created during the change', () => {
+  it('is tracked again (strict) while its consumer group still has backlog on an old shard', () => {
+    // DELETE /v1/groups keeps the Redis consumer groups, so a group re-created under the same id
+    // resumes them: the old shards it had not drained must not be deleted under it.
+    const r = draining(base(2), 3, ['a', 'g']);
+    const gone = applyObservation(
+      r,
+      observation(
+        [
+          [0, 'a'],
+          [1, 'a'],
+        ],
+        { a: {}, g: { status: 'deleted' } },
+      ),
+    ).record;
+    expect(gone.resharding?.abandoned.g?.reason).toBe('deleted');
+    const back = applyObservation(gone, {
+      ...observation([[1, 'g']], { a: {}, g: {} }, 11_000),
+      found: new Map([['g', [0]]]),
+    });
+    expect(back.remove).not.toContain(0);
+    expect(back.events.find((e) => e.type === 'RESHARD_GROUP_TRACKED')?.data).toEqual({
+      stream: 'orders',
+      group: 'g',
+      shards: [0],
+      recreated: true,
+    });
+    const rs = back.record.resharding;
+    expect(rs?.abandoned.g).toBeUndefined();
+    expect(rs?.groups).toEqual(['a', 'g']);
+    expect(rs?.strict).toEqual(['g']);
+    // Old shard 0 first; new shard 4 (parent 1, drained) at once; 2 and 3 wait for 0.
+    expect(consumableShards(back.record, 'g')).toEqual([0, 4]);
+    const drained = applyObservation(
+      back.record,
+      observation([[0, 'g']], { a: {}, g: {} }, 12_000),
+    );
+    expect(
+      applyObservation(drained.record, observation([], { a: {}, g: {} }, 13_000)).remove,
+    ).toEqual([0]);
+  });
+});
+
+describe('idle groups read in strict order whatever the mode', () => {
+  it('a group idle when the layout is published waits for its parents in a relaxed change', () => {
+    const begun = beginReshard(base(2), { shards: 3, mode: 'relaxed' }, 1024, 0);
+    if (begun.kind !== 'started') throw new Error('not started');
+    const r = markClosed(
+      publishLayout(begun.record, ['busy', 'sleepy'], 1, ['sleepy']).record,
+      2,
+    ).record;
+    expect(r.resharding?.strict).toEqual(['sleepy']);
+    expect(consumableShards(r, 'busy')).toEqual([0, 1, 2, 3, 4]);
+    expect(consumableShards(r, 'sleepy')).toEqual([0, 1]);
   });
 });
 

@@ -5,6 +5,7 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorError } from '../coordinator-error.js';
 import {
+  type AbandonedGroup,
   activeShardIds,
   type ReshardEvent,
   type ReshardEventType,
@@ -12,7 +13,6 @@ import {
   type ReshardRecord,
   type ShardRecord,
   type StreamRecord,
-  waitedGroups,
 } from './stream-record.js';
 
 /**
@@ -84,6 +84,8 @@ export function beginReshard(
     released: {},
     abandoned: {},
     idleSince: {},
+    strict: [],
+    idleReported: [],
     step: 0,
     log: [],
     mirrored: {},
@@ -104,13 +106,16 @@ export function beginReshard(
 /**
  * `preparing` → `closing`: publishes the new layout (routing epoch +1): the old shards become
  * `draining`, the new ones `active` with their parents (the old shards whose slot ranges overlap
- * theirs), and `groups` become the tracked groups. The caller has opened the new shards' meta
- * hashes and created the tracked groups' consumer groups on them before persisting this.
+ * theirs), and `groups` become the tracked groups; those of them in `idle` (no subscribed member
+ * now) will read the change in strict order whatever its mode, so a group that comes back later
+ * reads its old shards first. The caller has opened the new shards' meta hashes and created the
+ * tracked groups' consumer groups on them before persisting this.
  */
 export function publishLayout(
   record: StreamRecord,
   groups: readonly string[],
   now: number,
+  idle: readonly string[] = [],
 ): StepResult {
   const r = expectState(record, 'preparing');
   const routing = routingFunctionFor(r.toShards);
@@ -135,6 +140,7 @@ export function publishLayout(
       ...r,
       state: 'closing',
       groups: tracked,
+      strict: tracked.filter((g) => idle.includes(g)),
       mirrored: Object.fromEntries(tracked.map((g) => [g, 0])),
     },
   };
@@ -173,10 +179,15 @@ export interface ReshardObservation {
   readonly now: number;
   /** Old shard → groups whose consumer group on it has nothing left (read everything, acked everything). */
   readonly drained: ReadonlyMap<number, ReadonlySet<string>>;
-  /** Tracked group → what it looks like; a group missing here (not observed) is left as it was. */
+  /** Tracked (and found) group → what it looks like; a group missing here is left as it was. */
   readonly groups: ReadonlyMap<string, GroupObservation>;
-  /** How long a tracked group may have no subscribed member before the change stops waiting for it. */
-  readonly idleGraceMs: number;
+  /**
+   * Existing groups not tracked yet that have a Redis consumer group on an old shard (read in this
+   * round, before any shard is deleted) → those shards: they are tracked from now on.
+   */
+  readonly found?: ReadonlyMap<string, readonly number[]>;
+  /** How long a waited-for group may have no subscribed member before `RESHARD_GROUP_IDLE` is logged. */
+  readonly idleNoticeMs: number;
 }
 
 /** Result of {@link applyObservation}: the next record, its events, and the old shards to delete. */
@@ -190,42 +201,78 @@ export interface ObservationResult extends StepResult {
 }
 
 /**
- * `draining`: records what was observed — groups given up on (deleted, or idle for
- * `idleGraceMs`), (old shard, group) pairs newly drained, and pairs released (drained in an
- * earlier, persisted step and no longer held by any member: the group has recomputed its target
- * since) — removes the old shards every waited-for group has released, and moves to `completing`
- * when none is left. Returns the record unchanged (same object) when nothing changed.
+ * `draining`: records what was observed — groups found with a consumer group on an old shard
+ * that were not tracked (tracked now, in strict order: an old shard is deleted only once every
+ * group that reads it has drained it), deleted groups (abandoned: nobody can come back for them),
+ * idle ones (never abandoned: `RESHARD_GROUP_IDLE` is logged once they have been idle for
+ * `idleNoticeMs`, and their old shards are kept until they drain them or an admin abandons them,
+ * see {@link abandonGroup}), (old shard, group) pairs newly drained, and pairs released (drained
+ * in an earlier, persisted step and no longer held by any member: the group has recomputed its
+ * target since) — removes the old shards every waited-for group has released, and moves to
+ * `completing` when none is left. Returns the record unchanged (same object) when nothing changed.
  */
 export function applyObservation(record: StreamRecord, obs: ReshardObservation): ObservationResult {
   const r = expectState(record, 'draining');
   const events: Array<[ReshardEventType, Record<string, unknown>]> = [];
-  const abandoned: Record<string, { reason: 'deleted' | 'idle'; at: number }> = { ...r.abandoned };
+  const draining = record.shards.filter((s) => s.state === 'draining').map((s) => s.id);
+  // Also a group given up as deleted that exists again (re-created under the same id): DELETE
+  // keeps its Redis consumer groups, so it resumes them and its backlog must stay.
+  const late = [...(obs.found ?? [])]
+    .filter(
+      ([g, shards]) =>
+        (!r.groups.includes(g) || r.abandoned[g]?.reason === 'deleted') &&
+        shards.some((s) => draining.includes(s)),
+    )
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const groups = [...new Set([...r.groups, ...late.map(([g]) => g)])].sort();
+  const strict = [...new Set([...(r.strict ?? []), ...late.map(([g]) => g)])].sort();
+  const mirrored: Record<string, number> = { ...r.mirrored };
+  const abandoned: Record<string, AbandonedGroup> = { ...r.abandoned };
+  for (const [group, shards] of late) {
+    const recreated = abandoned[group] !== undefined;
+    delete abandoned[group];
+    mirrored[group] = mirrored[group] ?? 0;
+    events.push([
+      'RESHARD_GROUP_TRACKED',
+      {
+        group,
+        shards: shards.filter((s) => draining.includes(s)),
+        ...(recreated ? { recreated: true } : {}),
+      },
+    ]);
+  }
   const idleSince: Record<string, number> = { ...r.idleSince };
-  for (const group of waitedGroups(r)) {
+  const reported = new Set(r.idleReported ?? []);
+  for (const group of groups.filter((g) => abandoned[g] === undefined)) {
     const seen = obs.groups.get(group);
     if (!seen) continue;
     if (seen.status === 'active') {
       delete idleSince[group];
+      reported.delete(group);
       continue;
     }
     if (seen.status === 'idle') {
       const since = idleSince[group] ?? obs.now;
       idleSince[group] = since;
-      if (obs.now - since < obs.idleGraceMs) continue;
+      if (obs.now - since >= obs.idleNoticeMs && !reported.has(group)) {
+        reported.add(group);
+        events.push([
+          'RESHARD_GROUP_IDLE',
+          {
+            group,
+            idleMs: obs.now - since,
+            shards: draining.filter((s) => !(r.drained[String(s)] ?? []).includes(group)),
+          },
+        ]);
+      }
+      continue;
     }
-    abandoned[group] = { reason: seen.status, at: obs.now };
+    abandoned[group] = { reason: 'deleted', at: obs.now };
     delete idleSince[group];
-    events.push([
-      'RESHARD_GROUP_ABANDONED',
-      {
-        group,
-        reason: seen.status,
-        ...(seen.status === 'idle' ? { idleMs: obs.now - (r.idleSince[group] ?? obs.now) } : {}),
-      },
-    ]);
+    reported.delete(group);
+    events.push(['RESHARD_GROUP_ABANDONED', { group, reason: 'deleted' }]);
   }
-  const waiting = r.groups.filter((g) => abandoned[g] === undefined);
-  const draining = record.shards.filter((s) => s.state === 'draining').map((s) => s.id);
+  const waiting = groups.filter((g) => abandoned[g] === undefined);
 
   const drained = copyLists(r.drained);
   const released = copyLists(r.released);
@@ -274,13 +321,89 @@ export function applyObservation(record: StreamRecord, obs: ReshardObservation):
     resharding: {
       ...r,
       state: done ? 'completing' : 'draining',
+      groups,
+      strict,
+      mirrored,
       drained,
       released,
       abandoned,
       idleSince,
+      idleReported: [...reported].sort(),
     },
   };
   return { ...appendEvents(next, obs.now, events), remove };
+}
+
+/** Outcome of {@link abandonGroup}. */
+export type AbandonOutcome =
+  /** The reshard had already stopped waiting for the group: nothing to do. */
+  { readonly kind: 'unchanged' } | ({ readonly kind: 'abandoned' } & StepResult);
+
+/**
+ * An admin gives up a tracked group's unread messages in the old shards
+ * (`POST /v1/streams/{stream}/groups/{group}/abandon`): the change stops waiting for it, it sees
+ * only the new shards from now on, and the old shards it was the last to need are deleted at the
+ * next drain step. Logged as `RESHARD_GROUP_ABANDONED` with reason `admin` and the old shards it
+ * had not drained.
+ *
+ * Refused for a group with a member subscribed to the stream (`seen.active`): it drains its old
+ * shards by itself, and abandoning it would delete the backlog it is reading — a typo or a stale
+ * runbook must not do that. Stop its members (or delete the group) first.
+ *
+ * @throws CoordinatorError `NOT_FOUND` when no reshard runs or it does not track the group;
+ *   `RESHARD_IN_PROGRESS` while it is still `preparing` (its groups are not known yet);
+ *   `GROUP_NOT_EMPTY` when the group has a subscribed member.
+ */
+export function abandonGroup(
+  record: StreamRecord,
+  group: string,
+  now: number,
+  seen: { readonly active: boolean },
+): AbandonOutcome {
+  const r = record.resharding;
+  if (!r) {
+    throw new CoordinatorError(
+      'NOT_FOUND',
+      `stream "${record.stream}" has no reshard in progress, so no group's old shards are kept; nothing to abandon`,
+    );
+  }
+  if (r.state === 'preparing') {
+    throw new CoordinatorError(
+      'RESHARD_IN_PROGRESS',
+      `the reshard of stream "${record.stream}" is still preparing (its tracked groups are not known yet); retry in a moment`,
+    );
+  }
+  if (!r.groups.includes(group)) {
+    throw new CoordinatorError(
+      'NOT_FOUND',
+      `the reshard of stream "${record.stream}" does not track group "${group}" (it tracks: ${r.groups.join(', ') || 'none'}); nothing to abandon`,
+    );
+  }
+  if (r.abandoned[group] !== undefined) return { kind: 'unchanged' };
+  if (seen.active) {
+    throw new CoordinatorError(
+      'GROUP_NOT_EMPTY',
+      `group "${group}" has a member subscribed to stream "${record.stream}" and drains its old shards by itself; abandoning it would delete what it is reading. Stop its members (or DELETE /v1/groups/${group}) first`,
+    );
+  }
+  const shards = record.shards
+    .filter((s) => s.state === 'draining' && !(r.drained[String(s.id)] ?? []).includes(group))
+    .map((s) => s.id);
+  const idleSince = { ...r.idleSince };
+  delete idleSince[group];
+  const next: StreamRecord = {
+    ...record,
+    resharding: {
+      ...r,
+      abandoned: { ...r.abandoned, [group]: { reason: 'admin', at: now } },
+      idleSince,
+      idleReported: (r.idleReported ?? []).filter((g) => g !== group),
+    },
+  };
+  return {
+    kind: 'abandoned',
+    ...appendEvents(next, now, [['RESHARD_GROUP_ABANDONED', { group, reason: 'admin', shards }]]),
+  };
 }
 
 /**

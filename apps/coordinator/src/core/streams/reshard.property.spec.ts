@@ -19,6 +19,7 @@ import {
   newStreamRecord,
   type ReshardRecord,
   type StreamRecord,
+  readsStrict,
   waitedGroups,
 } from './stream-record.js';
 
@@ -117,7 +118,7 @@ function observe(w: World): void {
     const oldHeld = new Set([...(w.holds.get(g) ?? [])].filter((id) => r.fromShards.includes(id)));
     groups.set(g, { status: w.status.get(g) ?? 'active', holds: oldHeld });
   }
-  const out = applyObservation(before, { now: w.now, drained, groups, idleGraceMs: IDLE_GRACE });
+  const out = applyObservation(before, { now: w.now, drained, groups, idleNoticeMs: IDLE_GRACE });
   const after = out.record;
   const ra = res(after);
   // Removal: every waited group drained it in the persisted record and holds it no longer.
@@ -134,6 +135,9 @@ function observe(w: World): void {
   for (const [k, list] of Object.entries(r.released))
     for (const g of list) expect(ra.released[k]).toContain(g);
   for (const g of Object.keys(r.abandoned)) expect(ra.abandoned[g]).toBeDefined();
+  // Only a deleted group is given up by the change itself (an idle one only by an admin).
+  for (const [g, a] of Object.entries(ra.abandoned))
+    if (!r.abandoned[g]) expect([g, a.reason]).toEqual([g, 'deleted']);
   for (const s of after.shards) expect(hasShard(before, s.id)).toBe(true);
   expect(ra.step).toBeGreaterThanOrEqual(r.step);
   expect(out.events.map((e) => e.step)).toEqual(out.events.map((_, i) => r.step + i + 1));
@@ -160,7 +164,7 @@ function checkViews(w: World, mode: 'strict' | 'relaxed'): void {
       if (s.state === 'draining') {
         expect(waited, `${g} not waited for but sees old ${id}`).toBe(true);
         expect(r.drained[String(id)] ?? []).not.toContain(g);
-      } else if (waited && mode === 'strict') {
+      } else if (waited && (mode === 'strict' || readsStrict(r, g))) {
         for (const p of s.parents) {
           const done = !hasShard(w.record, p) || (r.drained[String(p)] ?? []).includes(g);
           expect(done, `${g} sees ${id} before parent ${p} is drained`).toBe(true);
@@ -318,7 +322,7 @@ describe('reshard state machine (model-based)', () => {
               now: 1,
               drained: new Map(),
               groups: new Map(),
-              idleGraceMs: 0,
+              idleNoticeMs: 0,
             }).record;
             record = finishReshard(r);
             for (const s of record.shards) {

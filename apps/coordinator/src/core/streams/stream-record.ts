@@ -33,8 +33,12 @@ export type ReshardMode = 'strict' | 'relaxed';
 
 /** Why a reshard stopped waiting for a tracked group. */
 export interface AbandonedGroup {
-  /** `deleted`: the group no longer exists; `idle`: no member subscribed to the stream for the grace period. */
-  readonly reason: 'deleted' | 'idle';
+  /**
+   * `deleted`: the group no longer exists; `admin`: an admin abandoned it
+   * (`POST /v1/streams/{stream}/groups/{group}/abandon`); `idle`: only in records written before
+   * idle groups were kept (they were given up after `RESHARD_IDLE_GROUP_GRACE_MS`).
+   */
+  readonly reason: 'deleted' | 'admin' | 'idle';
   readonly at: number;
 }
 
@@ -45,6 +49,8 @@ export type ReshardEventType =
   | 'RESHARD_SHARDS_CLOSED'
   | 'RESHARD_SHARD_DRAINED'
   | 'RESHARD_SHARD_RELEASED'
+  | 'RESHARD_GROUP_TRACKED'
+  | 'RESHARD_GROUP_IDLE'
   | 'RESHARD_GROUP_ABANDONED'
   | 'RESHARD_SHARD_REMOVED'
   | 'RESHARD_COMPLETED';
@@ -75,6 +81,14 @@ export interface ReshardRecord {
   readonly abandoned: Readonly<Record<string, AbandonedGroup>>;
   /** Tracked groups seen without any member subscribed to the stream, since when. */
   readonly idleSince: Readonly<Record<string, number>>;
+  /**
+   * Tracked groups that read this change in strict order whatever its mode: those without a
+   * subscribed member when the layout was published, and those tracked late (absent in records
+   * written before this field existed).
+   */
+  readonly strict?: readonly string[];
+  /** Idle groups whose `RESHARD_GROUP_IDLE` was logged for their current idle period. */
+  readonly idleReported?: readonly string[];
   /** Number of the last step taken (the last event's `step`). */
   readonly step: number;
   /** Steps not yet appended to every tracked group's event log (older ones are pruned). */
@@ -129,26 +143,29 @@ export function waitedGroups(r: ReshardRecord): string[] {
   return r.groups.filter((g) => r.abandoned[g] === undefined);
 }
 
+/** True when `group` reads the running reshard in strict order (strict mode, or strict for it). */
+export function readsStrict(r: ReshardRecord, group: string): boolean {
+  return r.mode === 'strict' || (r.strict ?? []).includes(group);
+}
+
 /**
  * The shards `group` may consume now. Outside a reshard: every shard. During one, per group:
  * an old (draining) shard until the group has drained it; a new shard once every parent is
- * drained by the group (strict mode) or at once (relaxed mode). A group the reshard does not wait
- * for (it subscribed after the change began, or was abandoned) sees only the new shards.
+ * drained by the group (strict mode, or a group {@link readsStrict} for) or at once (relaxed
+ * mode). A group the reshard does not wait for (it subscribed after the change began, or was
+ * abandoned) sees only the new shards.
  */
 export function consumableShards(record: StreamRecord, group: string): number[] {
   const r = record.resharding;
   if (!r) return record.shards.map((s) => s.id);
   const tracked = isWaitedFor(r, group);
+  const strict = readsStrict(r, group);
   const drained = (id: number): boolean => (r.drained[String(id)] ?? []).includes(group);
   const out: number[] = [];
   for (const s of record.shards) {
     if (s.state === 'draining') {
       if (tracked && !drained(s.id)) out.push(s.id);
-    } else if (
-      !tracked ||
-      r.mode === 'relaxed' ||
-      s.parents.every((p) => drained(p) || !hasShard(record, p))
-    ) {
+    } else if (!tracked || !strict || s.parents.every((p) => drained(p) || !hasShard(record, p))) {
       out.push(s.id);
     }
   }

@@ -55,6 +55,13 @@ function printRouting(ctx: CliContext, s: StreamRouting, verb = ''): void {
       ]),
     ),
   );
+  for (const g of r.idleGroups ?? []) {
+    ctx.io.out(
+      `waiting for idle group ${g.group} (no member since ${g.since}): its old shards are kept until it drains them; \`rsc streams abandon ${s.stream} ${g.group}\` gives them up`,
+    );
+  }
+  for (const g of r.abandonedGroups)
+    ctx.io.out(`abandoned group ${g.group} (${g.reason}, ${g.at})`);
 }
 
 /** `rsc streams describe <stream>`. */
@@ -86,4 +93,15 @@ export async function reshardStream(ctx: CliContext, stream: string): Promise<vo
   );
   if (ctx.json) return printJson(ctx, body);
   printRouting(ctx, body, 'reshard requested: ');
+}
+
+/** `rsc streams abandon <stream> <group>`: the running reshard stops waiting for the group. */
+export async function abandonGroup(ctx: CliContext, stream: string, group: string): Promise<void> {
+  const { body } = await ctx.client.request<StreamRouting>(
+    'POST',
+    `/v1/streams/${segment(stream)}/groups/${segment(group)}/abandon`,
+    {},
+  );
+  if (ctx.json) return printJson(ctx, body);
+  printRouting(ctx, body, `abandoned group ${group}: `);
 }
