@@ -15,6 +15,7 @@ import {
   type INestApplicationContext,
   type NestInterceptor,
   type PipeTransform,
+  RequestTimeoutException,
   SetMetadata,
   UseFilters,
   UseGuards,
@@ -25,7 +26,18 @@ import {
 import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { EMPTY, type Observable, from, map, tap, throwError, timer } from 'rxjs';
+import {
+  EMPTY,
+  type Observable,
+  TimeoutError,
+  catchError,
+  from,
+  map,
+  tap,
+  throwError,
+  timeout,
+  timer,
+} from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VALID_OPTIONS } from './bad-options.cases.js';
 import { bootContext, invoke, shardContext, shardMessage } from './fixtures.js';
@@ -436,6 +448,110 @@ describe('handler invocation through the registry', () => {
     );
     expect(error).toBeInstanceOf(WrappedError);
     expect((error as Error).message).toBe('wrapped: rethrow me');
+  });
+
+  it('awaits what a filter returns: an erroring Observable or a rejected promise fails, a completing Observable or a value handles, nothing rethrows', async () => {
+    @Catch()
+    class ObservableErrorFilter implements ExceptionFilter {
+      catch(exception: unknown): Observable<never> {
+        return throwError(() => exception);
+      }
+    }
+    @Catch()
+    class ObservableDoneFilter implements ExceptionFilter {
+      catch(): Observable<never> {
+        return EMPTY;
+      }
+    }
+    @Catch()
+    class RejectingFilter implements ExceptionFilter {
+      async catch(exception: unknown): Promise<never> {
+        await Promise.resolve();
+        throw new WrappedError('async', { cause: exception });
+      }
+    }
+    @Catch()
+    class SilentFilter implements ExceptionFilter {
+      catch(): void {}
+    }
+    @Injectable()
+    class Filtered {
+      @StreamShardHandler('f-observable-error')
+      @UseFilters(ObservableErrorFilter)
+      a(): void {
+        throw new Error('a failed');
+      }
+
+      @StreamShardHandler('f-observable-done')
+      @UseFilters(ObservableDoneFilter)
+      b(): void {
+        throw new Error('b failed');
+      }
+
+      @StreamShardHandler('f-rejecting')
+      @UseFilters(RejectingFilter)
+      c(): void {
+        throw new Error('c failed');
+      }
+
+      @StreamShardHandler('f-silent')
+      @UseFilters(SilentFilter)
+      d(): void {
+        throw new Error('d failed');
+      }
+    }
+    const app = await boot({ providers: [Filtered] });
+    await expect(invoke(app, 'f-observable-error', shardMessage({}))).rejects.toThrow('a failed');
+    await expect(invoke(app, 'f-observable-done', shardMessage({}))).resolves.toBeUndefined();
+    await expect(invoke(app, 'f-rejecting', shardMessage({}))).rejects.toThrow(WrappedError);
+    await expect(invoke(app, 'f-silent', shardMessage({}))).rejects.toThrow('d failed');
+  });
+
+  it('settles only when the method has, even when a timeout interceptor gave up on it', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    @Injectable()
+    class TimeoutInterceptor implements NestInterceptor {
+      constructor(private readonly journal: Journal) {}
+
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        return next.handle().pipe(
+          timeout(20),
+          catchError((error: unknown) => {
+            this.journal.add('timed out');
+            return throwError(() =>
+              error instanceof TimeoutError ? new RequestTimeoutException() : error,
+            );
+          }),
+        );
+      }
+    }
+    @Injectable()
+    class Slow {
+      constructor(private readonly journal: Journal) {}
+
+      @StreamShardHandler('slow')
+      @UseInterceptors(TimeoutInterceptor)
+      async handle(): Promise<void> {
+        await released;
+        this.journal.add('method ended');
+      }
+    }
+    const app = await boot({ providers: [Journal, Slow] });
+    const journal = app.get(Journal);
+    let settled = false;
+    const invocation = invoke(app, 'slow', shardMessage({})).finally(() => {
+      settled = true;
+    });
+    invocation.catch(() => undefined);
+    await vi.waitFor(() => expect(journal.entries).toContain('timed out'), { timeout: 5_000 });
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    release();
+    await expect(invocation).rejects.toThrow(RequestTimeoutException);
+    expect(journal.entries).toEqual(['timed out', 'method ended']);
   });
 
   it('fills @ShardMessage (with property and pipes), @ShardContext and custom parameter decorators', async () => {

@@ -75,6 +75,11 @@ export interface HandlerInvoker {
 interface InvocationFrame {
   readonly context: StreamShardContext;
   reached: boolean;
+  /**
+   * The method's own calls still running (an interceptor may give up on one, as `timeout()`
+   * does, or call it again, as `retry()` does): the invocation settles only after they have.
+   */
+  readonly running: Set<Promise<unknown>>;
 }
 
 /**
@@ -103,9 +108,17 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  *   on the context: the context reaches the method through an `AsyncLocalStorage` frame rather
  *   than as a piped argument.
  * - A guard returning `false` rejects with {@link ForbiddenHandlerError} (filters see Nest's
- *   `ForbiddenException` first). A filter that handles an error without rethrowing makes the
- *   invocation resolve: the message counts as handled and is acked.
+ *   `ForbiddenException` first).
+ * - What an exception filter returns is awaited, as `@nestjs/microservices` awaits it for an
+ *   event: an Observable runs to completion and a promise settles; an error from either (the
+ *   documented `return throwError(() => exception)`) rejects the invocation — a failure. A
+ *   filter that returns any other value handled the error: the invocation resolves and the
+ *   message is acked. One that returns nothing (`undefined`) did not handle it: Nest rethrows.
  * - An Observable returned by the method is awaited to completion (empty completes too).
+ * - The invocation settles only once every call of the method it started has settled, even when
+ *   an interceptor settled first (a `timeout()` gave up on the call): a message is finished when
+ *   the method is, so a retry or a revoke never overlaps a call still running. The outcome is
+ *   the interceptor chain's (a timed-out call is a failure even if the method resolves later).
  * - When no exception filter exists (none declared, none global), Nest's filter layer is left
  *   out, so failures are not logged twice (the runtime logs them).
  *
@@ -176,11 +189,16 @@ export class HandlerInvokerFactory {
       // Without route-args metadata Nest passes the raw `[message, context]`; the handler then
       // declared only `@ShardContext()` parameters, and every other parameter stays undefined.
       const args = hasRouteArgs ? params : [];
-      if (frame !== undefined) {
-        frame.reached = true;
-        for (const index of contextIndexes) args[index] = frame.context;
+      if (frame === undefined) return settle(method.apply(this, args));
+      frame.reached = true;
+      for (const index of contextIndexes) args[index] = frame.context;
+      const result = settle(method.apply(this, args));
+      if (isPromiseLike(result)) {
+        const running = Promise.resolve(result).then(noop, noop);
+        frame.running.add(running);
+        void running.then(() => frame.running.delete(running));
       }
-      return settle(method.apply(this, args));
+      return result;
     };
     // Guards, interceptors and filters read their metadata from the callback, and user guards
     // read custom metadata from `context.getHandler()`: give the wrapper the method's metadata.
@@ -202,15 +220,21 @@ export class HandlerInvokerFactory {
     );
     const handlerName = `${target.className}.${target.methodName}`;
     return async (message, context) => {
-      const frame: InvocationFrame = { context, reached: false };
+      const frame: InvocationFrame = { context, reached: false, running: new Set() };
       try {
-        await frames.run(frame, proxy, message, context);
+        // What an exception filter returns comes back here: an Observable or a promise is
+        // awaited (its error is a failure, as `@nestjs/microservices` propagates it), any other
+        // value means the filter handled the error (Nest's own filter layer already turned a
+        // filter returning `undefined` into a rethrow).
+        await settle(await frames.run(frame, proxy, message, context));
       } catch (error) {
+        await settleAll(frame.running);
         if (!frame.reached && isGuardDenial(error)) {
           throw new ForbiddenHandlerError(target.stream, handlerName, message.id, { cause: error });
         }
         throw error;
       }
+      await settleAll(frame.running);
     };
   }
 }
@@ -283,6 +307,19 @@ function noop(): void {}
 
 function settle(result: unknown): unknown {
   return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/** Waits until every call in `running` has settled (calls started meanwhile included). */
+async function settleAll(running: ReadonlySet<Promise<unknown>>): Promise<void> {
+  while (running.size > 0) await Promise.all(running);
 }
 
 function isGuardDenial(error: unknown): boolean {

@@ -1,0 +1,232 @@
+import 'reflect-metadata';
+import {
+  type ArgumentsHost,
+  type CallHandler,
+  Catch,
+  type ExecutionContext,
+  type INestApplicationContext,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  type Provider,
+  RequestTimeoutException,
+  type RpcExceptionFilter,
+  UseFilters,
+  UseInterceptors,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import {
+  MemberRuntime,
+  StreamCoordinatorModule,
+  type StreamCoordinatorModuleOptions,
+  StreamProducer,
+  StreamShardHandler,
+  type StreamShardMessage,
+} from '@redis-stream-coordinator/nestjs';
+import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import { type Observable, TimeoutError, catchError, throwError, timeout } from 'rxjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CoordinatorApi,
+  CoordinatorProcess,
+  TEST_TOKENS,
+} from '../../support/coordinator-process.js';
+import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { waitFor } from './group-run.js';
+import { CollectingLogger } from './member-app.js';
+
+/** One dead-letter entry, fields by name. */
+type DeadLetter = Record<string, string>;
+
+/** Nest's documented RPC exception filter: hands the exception back as an erroring Observable. */
+@Catch()
+class ThrowErrorFilter implements RpcExceptionFilter {
+  catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
+    return throwError(() => exception);
+  }
+}
+
+/** Nest's documented `TimeoutInterceptor`. */
+@Injectable()
+class TimeoutInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      timeout(150),
+      catchError((error: unknown) =>
+        throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error)),
+      ),
+    );
+  }
+}
+
+/** What a handler saw: each call's start and end (ms since the test began). */
+@Injectable()
+class Calls {
+  readonly spans: Array<{ id: string; delivery: number; start: number; end?: number }> = [];
+  private readonly origin = Date.now();
+
+  begin(message: StreamShardMessage): { end: () => void } {
+    const span: { id: string; delivery: number; start: number; end?: number } = {
+      id: message.id,
+      delivery: message.deliveryCount,
+      start: Date.now() - this.origin,
+    };
+    this.spans.push(span);
+    return {
+      end: () => {
+        span.end = Date.now() - this.origin;
+      },
+    };
+  }
+}
+
+const MAX_DELIVERIES = 3;
+const STREAMS = ['filtered', 'timed'];
+
+describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', () => {
+  const redis = useRedisPrefix('e2e-pipeline');
+  let coordinator: CoordinatorProcess;
+  const api = (): CoordinatorApi => new CoordinatorApi(coordinator.url);
+  const apps: INestApplicationContext[] = [];
+  let groups = 0;
+
+  beforeAll(async () => {
+    coordinator = await CoordinatorProcess.start({
+      prefix: redis.prefix,
+      // one stream per test: a new group reads its stream from the start
+      env: {
+        STREAMS: STREAMS.map((stream) => `${stream}:1`).join(','),
+        HEARTBEAT_INTERVAL_MS: '500',
+        SESSION_TIMEOUT_MS: '3000',
+      },
+    });
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close().catch(() => undefined);
+  });
+  afterAll(async () => {
+    await coordinator?.stop();
+  });
+
+  /** Boots a member app with `providers` in a group of its own; resolves once it owns the shard. */
+  const start = async (
+    providers: Provider[],
+    module: Partial<StreamCoordinatorModuleOptions> = {},
+  ): Promise<{ app: INestApplicationContext; group: string; logs: CollectingLogger }> => {
+    const group = `pipeline-${++groups}`;
+    const logs = new CollectingLogger();
+    @Module({
+      imports: [
+        StreamCoordinatorModule.forRoot({
+          coordinatorUrl: coordinator.url,
+          token: TEST_TOKENS.member,
+          redis: redisUrl(),
+          group,
+          memberId: `${group}-m`,
+          logger: logs,
+          metrics: false,
+          handlerDefaults: {
+            maxDeliveries: MAX_DELIVERIES,
+            retry: { initialDelayMs: 20, maxDelayMs: 20 },
+          },
+          ...module,
+        }),
+      ],
+      providers: [Calls, ...providers],
+    })
+    class AppModule {}
+    const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+    apps.push(app);
+    const runtime = app.get(MemberRuntime);
+    await waitFor(() => runtime.status().held.length === 1, `${group} to own the shard`, 15_000);
+    return { app, group, logs };
+  };
+
+  const routingOf = async (stream: string): Promise<StreamRouting> =>
+    (await api().get<StreamRouting>(`/v1/streams/${stream}`)).body;
+
+  /** The entries of a stream's dead-letter stream, fields by name. */
+  const deadLetters = async (stream: string): Promise<DeadLetter[]> =>
+    (await redis.redis().xrange((await routingOf(stream)).deadLetterKey, '-', '+')).map(
+      ([, fields]) => {
+        const entry: DeadLetter = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]!] = fields[i + 1]!;
+        return entry;
+      },
+    );
+
+  /** Entries of the stream's (one) shard pending in `group`. */
+  const pending = async (stream: string, group: string): Promise<number> =>
+    Number(
+      (
+        (await redis
+          .redis()
+          .xpending((await routingOf(stream)).shards[0]?.key as string, group)) as unknown[]
+      )[0],
+    );
+
+  it('an exception filter returning throwError() fails the message: retried, then dead-lettered', async () => {
+    @Injectable()
+    class FilteredHandler {
+      constructor(private readonly calls: Calls) {}
+
+      @StreamShardHandler('filtered')
+      @UseFilters(ThrowErrorFilter)
+      handle(message: StreamShardMessage): void {
+        this.calls.begin(message).end();
+        throw new Error(`refusing ${message.key}`);
+      }
+    }
+    const { app, group } = await start([FilteredHandler]);
+    const id = await app.get(StreamProducer).publish('filtered', 'k-1', { n: 1 });
+
+    await waitFor(
+      async () => (await deadLetters('filtered')).length === 1,
+      'a dead letter',
+      15_000,
+    );
+    const [letter] = await deadLetters('filtered');
+    expect(letter).toMatchObject({
+      id,
+      reason: 'max-deliveries',
+      deliveryCount: String(MAX_DELIVERIES),
+      error: 'refusing k-1',
+    });
+    expect(letter?.stack).toContain('FilteredHandler.handle');
+    expect(app.get(Calls).spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
+    await waitFor(async () => (await pending('filtered', group)) === 0, 'the ack', 5_000);
+  });
+
+  it('a timeout interceptor: the retry starts only after the timed-out call ended; each timeout is a failure', async () => {
+    const CALL_MS = 600;
+    @Injectable()
+    class SlowHandler {
+      constructor(private readonly calls: Calls) {}
+
+      @StreamShardHandler('timed')
+      @UseInterceptors(TimeoutInterceptor)
+      async handle(message: StreamShardMessage): Promise<void> {
+        const call = this.calls.begin(message);
+        await new Promise((resolve) => setTimeout(resolve, CALL_MS));
+        call.end();
+      }
+    }
+    const { app, logs } = await start([SlowHandler]);
+    const id = await app.get(StreamProducer).publish('timed', 'k-2', { n: 2 });
+
+    await waitFor(async () => (await deadLetters('timed')).length === 1, 'a dead letter', 20_000);
+    const [letter] = await deadLetters('timed');
+    expect(letter).toMatchObject({ id, reason: 'max-deliveries', error: 'Request Timeout' });
+    const spans = app.get(Calls).spans;
+    expect(spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
+    // one call at a time: each call ended before the next one began
+    for (let i = 1; i < spans.length; i++) {
+      expect(spans[i - 1]?.end, `call ${i} ended`).toBeDefined();
+      expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end!);
+    }
+    // every attempt counted as a failure, with the interceptor's error
+    const failures = logs.lines.filter((l) => l.message.includes(`handler failed for entry ${id}`));
+    expect(failures).toHaveLength(MAX_DELIVERIES);
+    expect(failures[0]?.message).toContain('Request Timeout');
+  });
+});
