@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import {
   type ArgumentsHost,
+  BadRequestException,
   type CallHandler,
+  type CanActivate,
   Catch,
   type ExecutionContext,
   type INestApplicationContext,
@@ -12,13 +14,17 @@ import {
   RequestTimeoutException,
   type RpcExceptionFilter,
   UseFilters,
+  UseGuards,
   UseInterceptors,
+  UsePipes,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   MemberRuntime,
+  NonRetryableError,
   StreamCoordinatorModule,
   type StreamCoordinatorModuleOptions,
+  StreamHandlerRegistry,
   StreamProducer,
   StreamShardHandler,
   type StreamShardMessage,
@@ -81,7 +87,7 @@ class Calls {
 }
 
 const MAX_DELIVERIES = 3;
-const STREAMS = ['filtered', 'timed'];
+const STREAMS = ['filtered', 'timed', 'nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'];
 
 describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', () => {
   const redis = useRedisPrefix('e2e-pipeline');
@@ -108,7 +114,7 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     await coordinator?.stop();
   });
 
-  /** Boots a member app with `providers` in a group of its own; resolves once it owns the shard. */
+  /** Boots a member app with `providers` in a group of its own; resolves once it owns its shards. */
   const start = async (
     providers: Provider[],
     module: Partial<StreamCoordinatorModuleOptions> = {},
@@ -138,7 +144,13 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
     apps.push(app);
     const runtime = app.get(MemberRuntime);
-    await waitFor(() => runtime.status().held.length === 1, `${group} to own the shard`, 15_000);
+    // every stream has one shard
+    const streams = app.get(StreamHandlerRegistry).size;
+    await waitFor(
+      () => runtime.status().held.length === streams,
+      `${group} to own its ${streams} shards`,
+      15_000,
+    );
     return { app, group, logs };
   };
 
@@ -228,5 +240,89 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const failures = logs.lines.filter((l) => l.message.includes(`handler failed for entry ${id}`));
     expect(failures).toHaveLength(MAX_DELIVERIES);
     expect(failures[0]?.message).toContain('Request Timeout');
+  });
+
+  it('dead-letters at once, without retries: a nonRetryable exception, a NonRetryableError, a guard denial', async () => {
+    class RejectPipe {
+      transform(): never {
+        throw new BadRequestException('payload.customerId is required');
+      }
+    }
+    class DenyGuard implements CanActivate {
+      canActivate(): boolean {
+        return false;
+      }
+    }
+    @Injectable()
+    class Handlers {
+      constructor(private readonly calls: Calls) {}
+
+      @StreamShardHandler('nr-pipe', { nonRetryable: [BadRequestException] })
+      @UsePipes(RejectPipe)
+      pipe(): void {}
+
+      @StreamShardHandler('nr-error')
+      error(message: StreamShardMessage): void {
+        this.calls.begin(message).end();
+        throw new NonRetryableError(`no customer ${message.key}`);
+      }
+
+      @StreamShardHandler('nr-guard')
+      @UseGuards(DenyGuard)
+      guard(): void {}
+
+      // not listed: retried as usual
+      @StreamShardHandler('nr-plain')
+      @UsePipes(RejectPipe)
+      plain(): void {}
+    }
+    const { app, group } = await start([Handlers]);
+    const producer = app.get(StreamProducer);
+    const ids = {
+      pipe: await producer.publish('nr-pipe', 'k-3', {}),
+      error: await producer.publish('nr-error', 'k-4', {}),
+      guard: await producer.publish('nr-guard', 'k-5', {}),
+      plain: await producer.publish('nr-plain', 'k-6', {}),
+    };
+    const letterOf = async (stream: string): Promise<DeadLetter | undefined> =>
+      (await deadLetters(stream))[0];
+    await waitFor(
+      async () =>
+        (await Promise.all(['nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'].map(letterOf))).every(
+          (letter) => letter !== undefined,
+        ),
+      'four dead letters',
+      15_000,
+    );
+    expect(await letterOf('nr-pipe')).toMatchObject({
+      id: ids.pipe,
+      reason: 'non-retryable',
+      deliveryCount: '1',
+      error: 'payload.customerId is required',
+    });
+    expect((await letterOf('nr-pipe'))?.stack).toContain('RejectPipe.transform');
+    expect(await letterOf('nr-error')).toMatchObject({
+      id: ids.error,
+      reason: 'non-retryable',
+      deliveryCount: '1',
+      error: 'no customer k-4',
+    });
+    expect(app.get(Calls).spans).toHaveLength(1);
+    expect(await letterOf('nr-guard')).toMatchObject({
+      id: ids.guard,
+      reason: 'non-retryable',
+      deliveryCount: '1',
+    });
+    expect(await letterOf('nr-plain')).toMatchObject({
+      id: ids.plain,
+      reason: 'max-deliveries',
+      deliveryCount: String(MAX_DELIVERIES),
+    });
+    for (const stream of ['nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'])
+      await waitFor(
+        async () => (await pending(stream, group)) === 0,
+        `the ack on ${stream}`,
+        5_000,
+      );
   });
 });

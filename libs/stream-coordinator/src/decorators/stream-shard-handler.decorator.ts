@@ -78,11 +78,19 @@ export function StreamShardHandler(
 
     const metadata: StreamShardHandlerMetadata = {
       stream,
-      options: options === undefined ? undefined : structuredClone(options),
+      options: options === undefined ? undefined : copyOptions(options),
     };
     SetMetadata(STREAM_SHARD_HANDLER_METADATA, metadata)(target, methodKey, descriptor!);
   };
   return decorator as MethodDecorator;
+}
+
+/** A copy the caller cannot change afterwards (the exception classes themselves are shared). */
+function copyOptions(options: StreamShardHandlerOptions): StreamShardHandlerOptions {
+  const { nonRetryable, ...rest } = options;
+  const copy: StreamShardHandlerOptions = structuredClone(rest);
+  if (nonRetryable !== undefined) copy.nonRetryable = [...nonRetryable];
+  return copy;
 }
 
 function describeTarget(target: object, key: string | symbol | undefined) {

@@ -7,6 +7,7 @@ import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream
 import { INVALID_HANDLER_OPTIONS, NON_STATIC_HOST } from '../module/stream-coordinator.messages.js';
 import { mergeHandlerOptions } from '../module/stream-coordinator-options.validation.js';
 import { HandlerInvokerFactory } from './handler-invoker.factory.js';
+import { withNonRetryable } from './non-retryable-failures.js';
 import { StreamHandlerMetadataAccessor } from './stream-handler-metadata.accessor.js';
 import { StreamHandlerRegistry } from './stream-handler.registry.js';
 
@@ -91,7 +92,7 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
         this.registry.register({
           stream: metadata.stream,
           options: merged.options,
-          invoke: invoker.invoke,
+          invoke: withNonRetryable(invoker.invoke, merged.options.nonRetryable),
           prepare: invoker.prepare,
           className,
           methodName,

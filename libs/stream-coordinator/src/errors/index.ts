@@ -3,3 +3,4 @@ export * from './invalid-module-options.error.js';
 export * from './invalid-stream-handler.error.js';
 export * from './duplicate-stream-handler.error.js';
 export * from './forbidden-handler.error.js';
+export * from './non-retryable.error.js';

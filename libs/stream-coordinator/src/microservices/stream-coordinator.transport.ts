@@ -1,6 +1,7 @@
 import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import type { StreamShardContext } from '../context/stream-shard.context.js';
+import { withNonRetryable } from '../discovery/non-retryable-failures.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
@@ -101,10 +102,10 @@ export class StreamCoordinatorTransport
       options: merged.options,
       className: 'EventPattern',
       methodName: pattern,
-      invoke: async (message: StreamShardMessage, context: StreamShardContext) => {
+      invoke: withNonRetryable(async (message: StreamShardMessage, context: StreamShardContext) => {
         const result = this.transformToObservable(await handler(message, context));
         await lastValueFrom(result, { defaultValue: undefined });
-      },
+      }, merged.options.nonRetryable),
     });
   }
 

@@ -86,4 +86,5 @@ export const DUPLICATE_STREAM_HANDLER = (stream: string, first: string, second: 
 /** A guard denied a message. @internal */
 export const FORBIDDEN_HANDLER = (stream: string, handler: string, messageId: string): string =>
   `A guard of ${handler} denied message ${messageId} of stream "${stream}"; ` +
-  'the handler did not run and the message is retried, then dead-lettered, like a failed one';
+  'the handler did not run and the message is dead-lettered at once (a denial is not retried; ' +
+  'a guard that may admit it later should throw a retryable error instead of returning false)';
