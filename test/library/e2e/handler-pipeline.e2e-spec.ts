@@ -7,18 +7,20 @@ import {
   Catch,
   type ExecutionContext,
   type INestApplicationContext,
+  Inject,
   Injectable,
   Module,
   type NestInterceptor,
   type Provider,
   RequestTimeoutException,
   type RpcExceptionFilter,
+  Scope,
   UseFilters,
   UseGuards,
   UseInterceptors,
   UsePipes,
 } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { APP_INTERCEPTOR, NestFactory, REQUEST } from '@nestjs/core';
 import {
   MemberRuntime,
   NonRetryableError,
@@ -26,6 +28,7 @@ import {
   type StreamCoordinatorModuleOptions,
   StreamHandlerRegistry,
   StreamProducer,
+  type StreamShardContext,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
@@ -87,7 +90,7 @@ class Calls {
 }
 
 const MAX_DELIVERIES = 3;
-const STREAMS = ['filtered', 'timed', 'nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'];
+const STREAMS = ['filtered', 'timed', 'nr-pipe', 'nr-error', 'nr-guard', 'nr-plain', 'scoped'];
 
 describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', () => {
   const redis = useRedisPrefix('e2e-pipeline');
@@ -324,5 +327,46 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
         `the ack on ${stream}`,
         5_000,
       );
+  });
+
+  it('a request-scoped APP_INTERCEPTOR and a request-scoped host are built for each message', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class TenantInterceptor implements NestInterceptor {
+      private readonly tenant: string;
+
+      constructor(@Inject(REQUEST) context: StreamShardContext) {
+        this.tenant = context.key.toUpperCase();
+      }
+
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        if (this.tenant === undefined) throw new Error('constructor never ran');
+        return next.handle();
+      }
+    }
+    @Injectable({ scope: Scope.REQUEST })
+    class ScopedHandler {
+      constructor(
+        @Inject(REQUEST) private readonly context: StreamShardContext,
+        private readonly calls: Calls,
+      ) {}
+
+      @StreamShardHandler('scoped')
+      handle(message: StreamShardMessage): void {
+        if (this.context.id !== message.id) throw new Error('another message context');
+        this.calls.begin(message).end();
+      }
+    }
+    const { app, group } = await start([
+      ScopedHandler,
+      { provide: APP_INTERCEPTOR, scope: Scope.REQUEST, useClass: TenantInterceptor },
+    ]);
+    const producer = app.get(StreamProducer);
+    const ids: string[] = [];
+    for (let n = 0; n < 5; n++) ids.push(await producer.publish('scoped', `k-${n}`, { n }));
+    await waitFor(() => app.get(Calls).spans.length === 5, 'five handled messages', 15_000);
+    expect(app.get(Calls).spans.map((s) => s.id)).toEqual(ids);
+    expect(app.get(Calls).spans.every((s) => s.delivery === 1)).toBe(true);
+    await waitFor(async () => (await pending('scoped', group)) === 0, 'the acks', 5_000);
+    expect(await deadLetters('scoped')).toEqual([]);
   });
 });

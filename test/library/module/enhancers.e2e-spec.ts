@@ -10,12 +10,14 @@ import {
   type ExceptionFilter,
   type ExecutionContext,
   ForbiddenException,
+  Inject,
   Injectable,
   Module,
   type INestApplicationContext,
   type NestInterceptor,
   type PipeTransform,
   RequestTimeoutException,
+  Scope,
   SetMetadata,
   UseFilters,
   UseGuards,
@@ -23,7 +25,7 @@ import {
   UsePipes,
   createParamDecorator,
 } from '@nestjs/common';
-import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core';
+import { APP_INTERCEPTOR, ExternalContextCreator, REQUEST, Reflector } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import {
@@ -597,6 +599,56 @@ describe('global enhancers', () => {
     expect(app.get(Journal).entries).toEqual([
       'before:stream-shard:3-3:3',
       'plain:3-3:plain:3:billing:member-1',
+      'after',
+    ]);
+  });
+
+  it('builds a request-scoped APP_INTERCEPTOR per message, with its constructor run, for provider and controller hosts', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class TenantInterceptor implements NestInterceptor {
+      private readonly tenant: string;
+
+      constructor(
+        @Inject(REQUEST) context: StreamShardContext,
+        private readonly journal: Journal,
+      ) {
+        this.tenant = `tenant-of-${context.key}`;
+      }
+
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        this.journal.add(`interceptor:${this.tenant}`);
+        return next.handle();
+      }
+    }
+    const interceptor = {
+      provide: APP_INTERCEPTOR,
+      scope: Scope.REQUEST,
+      useClass: TenantInterceptor,
+    };
+    const app = await boot({ providers: [...providers, interceptor] });
+    const journal = app.get(Journal);
+    await invoke(app, 'plain', shardMessage({}, { id: '5-1', stream: 'plain', key: 'a' }));
+    await invoke(app, 'plain', shardMessage({}, { id: '5-2', stream: 'plain', key: 'b' }));
+    expect(journal.entries).toEqual([
+      'interceptor:tenant-of-a',
+      'plain:5-1:plain:3:billing:member-1',
+      'interceptor:tenant-of-b',
+      'plain:5-2:plain:3:billing:member-1',
+    ]);
+    // a controller host of a feature module (its Journal is the only one there)
+    const withController = await boot({
+      imports: [GuardedFeatureModule],
+      providers: [interceptor],
+    });
+    await invoke(
+      withController,
+      'controller-intercepted',
+      shardMessage({}, { id: '5-3', key: 'c' }),
+    );
+    expect(withController.get(Journal).entries).toEqual([
+      'interceptor:tenant-of-c',
+      'before:stream-shard:5-3:3',
+      'handler:5-3',
       'after',
     ]);
   });

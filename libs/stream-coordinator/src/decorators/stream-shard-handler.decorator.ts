@@ -1,5 +1,9 @@
 import { SetMetadata } from '@nestjs/common';
-import { CUSTOM_ROUTE_ARGS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import {
+  CUSTOM_ROUTE_ARGS_METADATA,
+  ENTRY_PROVIDER_WATERMARK,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import {
@@ -81,6 +85,10 @@ export function StreamShardHandler(
       options: options === undefined ? undefined : copyOptions(options),
     };
     SetMetadata(STREAM_SHARD_HANDLER_METADATA, metadata)(target, methodKey, descriptor!);
+    // The host handles messages of its own, like a controller: as an entry provider, Nest attaches
+    // the application's request-scoped and transient global enhancers to it, and builds them
+    // with it for each message's context.
+    Reflect.defineMetadata(ENTRY_PROVIDER_WATERMARK, true, target.constructor);
   };
   return decorator as MethodDecorator;
 }

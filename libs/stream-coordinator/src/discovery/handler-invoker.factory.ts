@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ForbiddenException, Injectable } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
-import { ExternalContextCreator } from '@nestjs/core';
+import { type ContextId, ContextIdFactory, ExternalContextCreator, ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
 import {
   STREAM_SHARD_CONTEXT_TYPE,
@@ -49,8 +49,15 @@ export type HandlerInvocationPath = 'direct' | 'pipeline';
  * @internal
  */
 export interface HandlerTarget {
-  /** The provider or controller instance. */
-  readonly instance: object;
+  /** The provider or controller instance; `undefined` for a host resolved per message. */
+  readonly instance: object | undefined;
+  /** The host class's prototype (where the handler's metadata lives). */
+  readonly prototype: object;
+  /**
+   * For a request-scoped or transient host (or one whose dependencies or enhancers are): the
+   * host's instance for a message's context id, as Nest builds it for that context.
+   */
+  readonly resolve?: (contextId: ContextId) => Promise<object>;
   readonly methodName: string;
   readonly className: string;
   readonly stream: string;
@@ -119,6 +126,10 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  *   an interceptor settled first (a `timeout()` gave up on the call): a message is finished when
  *   the method is, so a retry or a revoke never overlaps a call still running. The outcome is
  *   the interceptor chain's (a timed-out call is a failure even if the method resolves later).
+ * - A host that is not a singleton (request-scoped, transient, or made so by a dependency or a
+ *   request-scoped enhancer) is built per message under a fresh context id, with the message's
+ *   `StreamShardContext` registered as its `REQUEST`, and the pipeline is built for that context
+ *   (so request-scoped enhancers are real instances), as Nest does per HTTP request or event.
  * - When no exception filter exists (none declared, none global), Nest's filter layer is left
  *   out, so failures are not logged twice (the runtime logs them).
  *
@@ -139,6 +150,7 @@ export class HandlerInvokerFactory {
 
   constructor(
     private readonly contextCreator: ExternalContextCreator,
+    private readonly moduleRef: ModuleRef,
     private readonly accessor: StreamHandlerMetadataAccessor,
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
   ) {}
@@ -154,10 +166,11 @@ export class HandlerInvokerFactory {
   }
 
   private build(target: HandlerTarget): { path: HandlerInvocationPath; invoke: HandlerInvoke } {
-    const method = (target.instance as Record<string, unknown>)[target.methodName] as AnyMethod;
-    const classRef = target.instance.constructor;
+    const host = target.instance ?? target.prototype;
+    const method = (host as Record<string, unknown>)[target.methodName] as AnyMethod;
+    const classRef = (target.prototype as { constructor: Function }).constructor;
     const layout = this.accessor.getParameterLayout(
-      paramsHostOf(target.instance, target.methodName),
+      paramsHostOf(target.prototype, target.methodName),
       target.methodName,
     );
     const declared = this.accessor.getDeclaredEnhancers(classRef, method);
@@ -168,7 +181,9 @@ export class HandlerInvokerFactory {
       !anyEnhancer(global) &&
       !layout.hasParameterPipes &&
       !layout.hasCustomParameters;
-    if (direct) return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+    if (direct && target.instance !== undefined) {
+      return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+    }
     return {
       path: 'pipeline',
       invoke: this.pipelineInvoke(target, method, layout, declared.filters || global.filters),
@@ -207,19 +222,25 @@ export class HandlerInvokerFactory {
     }
     Object.defineProperty(callback, 'name', { value: method.name });
 
-    const proxy = contextCreatorFor(this.contextCreator, target.moduleKey).create(
-      target.instance,
-      callback,
-      target.methodName,
-      ROUTE_ARGS_METADATA,
-      this.paramsFactory,
-      undefined,
-      target.hostId,
-      { guards: true, interceptors: true, filters: withFilters },
-      STREAM_SHARD_CONTEXT_TYPE,
-    );
+    const creator = contextCreatorFor(this.contextCreator, target.moduleKey);
+    const createProxy = (instance: object, contextId?: ContextId) =>
+      creator.create(
+        instance,
+        callback,
+        target.methodName,
+        ROUTE_ARGS_METADATA,
+        this.paramsFactory,
+        contextId,
+        target.hostId,
+        { guards: true, interceptors: true, filters: withFilters },
+        STREAM_SHARD_CONTEXT_TYPE,
+      );
     const handlerName = `${target.className}.${target.methodName}`;
-    return async (message, context) => {
+    const run = async (
+      proxy: (...args: unknown[]) => Promise<unknown>,
+      message: StreamShardMessage,
+      context: StreamShardContext,
+    ): Promise<void> => {
       const frame: InvocationFrame = { context, reached: false, running: new Set() };
       try {
         // What an exception filter returns comes back here: an Observable or a promise is
@@ -235,6 +256,20 @@ export class HandlerInvokerFactory {
         throw error;
       }
       await settleAll(frame.running);
+    };
+    if (target.instance !== undefined) {
+      const proxy = createProxy(target.instance);
+      return (message, context) => run(proxy, message, context);
+    }
+    // A host that is not a singleton: a context id per message, as @nestjs/microservices gives
+    // each event, with the message's `StreamShardContext` as its `REQUEST`. Nest builds the host
+    // and its request-scoped or transient dependencies and enhancers for that context.
+    const resolve = target.resolve as (contextId: ContextId) => Promise<object>;
+    return async (message, context) => {
+      const contextId = ContextIdFactory.create();
+      this.moduleRef.registerRequestByContextId(context, contextId);
+      const instance = await resolve(contextId);
+      await run(createProxy(instance, contextId), message, context);
     };
   }
 }
@@ -331,10 +366,13 @@ function anyEnhancer(enhancers: DeclaredEnhancers): boolean {
 }
 
 /** The class that declares `methodName` (where parameter decorators stored their metadata). */
-function paramsHostOf(instance: object, methodName: string): Function {
-  let prototype: object | null = Object.getPrototypeOf(instance) as object | null;
+function paramsHostOf(hostPrototype: object, methodName: string): Function {
+  let prototype: object | null = hostPrototype;
   while (prototype !== null && !Object.prototype.hasOwnProperty.call(prototype, methodName)) {
     prototype = Object.getPrototypeOf(prototype) as object | null;
   }
-  return (prototype?.constructor as Function | undefined) ?? instance.constructor;
+  return (
+    (prototype?.constructor as Function | undefined) ??
+    (hostPrototype as { constructor: Function }).constructor
+  );
 }

@@ -51,11 +51,11 @@ export const INVALID_HANDLER_OPTIONS = (issues: readonly OptionIssue[]): string 
 export const NOT_A_METHOD = (kind: 'property' | 'class' | 'static method' | 'accessor'): string =>
   `the decorator applies to instance methods only, but was applied to ${kind === 'accessor' ? 'an' : 'a'} ${kind}; move it to a method of an @Injectable() provider or a controller`;
 
-/** Reason: request-scoped or transient host. @internal */
+/** Reason: a non-singleton host the library cannot build per message. @internal */
 export const NON_STATIC_HOST = (className: string, scope: string): string =>
-  `${className} is ${scope}, but stream handlers need a singleton (default-scoped) provider or controller ` +
-  `whose dependencies are singletons too; remove the scope from ${className} and its dependencies, ` +
-  'or move the handler to a singleton provider';
+  `${className} is ${scope}, and its instance cannot be built per message (its module was not ` +
+  `found, or it is not a class provider); provide ${className} as a class in a module, or move ` +
+  'the handler to a singleton provider';
 
 /** Reason: a parameter uses a decorator the library cannot supply. @internal */
 export const UNSUPPORTED_PARAMETER = (index: number): string =>
