@@ -4,3 +4,4 @@ export * from './invalid-stream-handler.error.js';
 export * from './duplicate-stream-handler.error.js';
 export * from './forbidden-handler.error.js';
 export * from './non-retryable.error.js';
+export * from './event-handler-failed.error.js';

@@ -3,6 +3,7 @@ import { lastValueFrom } from 'rxjs';
 import type { StreamShardContext } from '../context/stream-shard.context.js';
 import { withNonRetryable } from '../discovery/non-retryable-failures.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { EventHandlerFailedError } from '../errors/event-handler-failed.error.js';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
@@ -29,6 +30,12 @@ export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
  * `@Payload()` is the `StreamShardMessage`, `@Ctx()` the `StreamShardContext`). Handlers run
  * through Nest's microservice pipeline (guards, interceptors, pipes, filters); a handler that
  * throws or whose observable errors is retried, then dead-lettered, like a `@StreamShardHandler`.
+ * Failures propagate to the transport (as with Kafka), which logs each once and dead-letters it
+ * with the error it received: an `RpcException`'s error as an {@link EventHandlerFailedError};
+ * any other error arrives as Nest's default RPC exception filter leaves it ("Internal server
+ * error", after Nest logged the original) unless an exception filter hands it back as is
+ * (`return throwError(() => exception)`) — then its message, stack and class (for
+ * `nonRetryable`) are kept.
  * Request-response (`@MessagePattern`) is not supported: streams carry events.
  *
  * @publicApi
@@ -37,6 +44,11 @@ export class StreamCoordinatorTransport
   extends Server<Record<string, never>, StreamCoordinatorTransportStatus>
   implements CustomTransportStrategy
 {
+  /**
+   * Failures reach the transport, which retries, dead-letters and logs them (as `ServerKafka`
+   * hands them to kafkajs): Nest does not log an unmatched `RpcException` a second time.
+   */
+  override readonly propagatesEventHandlerErrors = true;
   private readonly options: ResolvedStreamCoordinatorOptions;
   private runtime: MemberRuntime | null = null;
   private connections: StreamCoordinatorConnections | null = null;
@@ -103,8 +115,13 @@ export class StreamCoordinatorTransport
       className: 'EventPattern',
       methodName: pattern,
       invoke: withNonRetryable(async (message: StreamShardMessage, context: StreamShardContext) => {
-        const result = this.transformToObservable(await handler(message, context));
-        await lastValueFrom(result, { defaultValue: undefined });
+        try {
+          const result = this.transformToObservable(await handler(message, context));
+          await lastValueFrom(result, { defaultValue: undefined });
+        } catch (error) {
+          // Nest's default RPC exception filter emits `{ status: 'error', message }`
+          throw error instanceof Error ? error : new EventHandlerFailedError(error);
+        }
       }, merged.options.nonRetryable),
     });
   }
