@@ -33,7 +33,7 @@ import {
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
-import { type Observable, TimeoutError, catchError, throwError, timeout } from 'rxjs';
+import { EMPTY, type Observable, TimeoutError, catchError, throwError, timeout } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CoordinatorApi,
@@ -52,6 +52,14 @@ type DeadLetter = Record<string, string>;
 class ThrowErrorFilter implements RpcExceptionFilter {
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     return throwError(() => exception);
+  }
+}
+
+/** Swallows the exception with an Observable that completes without a value. */
+@Catch()
+class EmptyFilter implements RpcExceptionFilter {
+  catch(): Observable<never> {
+    return EMPTY;
   }
 }
 
@@ -90,7 +98,16 @@ class Calls {
 }
 
 const MAX_DELIVERIES = 3;
-const STREAMS = ['filtered', 'timed', 'nr-pipe', 'nr-error', 'nr-guard', 'nr-plain', 'scoped'];
+const STREAMS = [
+  'filtered',
+  'filter-empty',
+  'timed',
+  'nr-pipe',
+  'nr-error',
+  'nr-guard',
+  'nr-plain',
+  'scoped',
+];
 
 describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', () => {
   const redis = useRedisPrefix('e2e-pipeline');
@@ -210,6 +227,34 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     expect(letter?.stack).toContain('FilteredHandler.handle');
     expect(app.get(Calls).spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
     await waitFor(async () => (await pending('filtered', group)) === 0, 'the ack', 5_000);
+  });
+
+  it('an exception filter returning an empty Observable (EMPTY) handled nothing: retried, then dead-lettered', async () => {
+    @Injectable()
+    class EmptyFilteredHandler {
+      constructor(private readonly calls: Calls) {}
+
+      @StreamShardHandler('filter-empty')
+      @UseFilters(EmptyFilter)
+      handle(message: StreamShardMessage): void {
+        this.calls.begin(message).end();
+        throw new Error(`refusing ${message.key}`);
+      }
+    }
+    const { app, group } = await start([EmptyFilteredHandler]);
+    const id = await app.get(StreamProducer).publish('filter-empty', 'k-e', { n: 1 });
+
+    await waitFor(
+      async () => (await deadLetters('filter-empty')).length === 1,
+      'a dead letter',
+      15_000,
+    );
+    const [letter] = await deadLetters('filter-empty');
+    expect(letter).toMatchObject({ id, reason: 'max-deliveries' });
+    expect(letter?.error).toContain('completed without a value');
+    expect(letter?.error).toContain('refusing k-e');
+    expect(app.get(Calls).spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
+    await waitFor(async () => (await pending('filter-empty', group)) === 0, 'the ack', 5_000);
   });
 
   it('a timeout interceptor: the retry starts only after the timed-out call ended; each timeout is a failure', async () => {

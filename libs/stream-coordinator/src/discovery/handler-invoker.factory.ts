@@ -8,6 +8,7 @@ import {
   type StreamShardContext,
 } from '../context/stream-shard.context.js';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import { EmptyFilterResultError } from '../errors/empty-filter-result.error.js';
 import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
@@ -87,7 +88,12 @@ interface InvocationFrame {
    * does, or call it again, as `retry()` does): the invocation settles only after they have.
    */
   readonly running: Set<Promise<unknown>>;
+  /** The method's last failure (a filter that handled nothing reports it as the cause). */
+  failure?: { readonly error: unknown };
 }
+
+/** What `lastValueFrom` resolves to for an Observable that completed without a value. */
+const NO_VALUE: unique symbol = Symbol('no value');
 
 /**
  * The message of the `ForbiddenException` that `ExternalContextCreator` throws when a guard
@@ -118,9 +124,12 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  *   `ForbiddenException` first).
  * - What an exception filter returns is awaited, as `@nestjs/microservices` awaits it for an
  *   event: an Observable runs to completion and a promise settles; an error from either (the
- *   documented `return throwError(() => exception)`) rejects the invocation — a failure. A
- *   filter that returns any other value handled the error: the invocation resolves and the
- *   message is acked. One that returns nothing (`undefined`) did not handle it: Nest rethrows.
+ *   documented `return throwError(() => exception)`) rejects the invocation — a failure. So
+ *   does an Observable that completes without a value (`return EMPTY`): it handled nothing
+ *   ({@link EmptyFilterResultError}; `ServerKafka`'s `lastValueFrom` rejects on it too). A
+ *   filter that returns any other value, emits one or resolves handled the error: the
+ *   invocation resolves and the message is acked. One that returns nothing (`undefined`)
+ *   synchronously did not handle it: Nest rethrows.
  * - An Observable returned by the method is awaited to completion (empty completes too).
  * - The invocation settles only once every call of the method it started has settled, even when
  *   an interceptor settled first (a `timeout()` gave up on the call): a message is finished when
@@ -207,9 +216,17 @@ export class HandlerInvokerFactory {
       if (frame === undefined) return settle(method.apply(this, args));
       frame.reached = true;
       for (const index of contextIndexes) args[index] = frame.context;
-      const result = settle(method.apply(this, args));
+      let result: unknown;
+      try {
+        result = settle(method.apply(this, args));
+      } catch (error) {
+        frame.failure = { error };
+        throw error;
+      }
       if (isPromiseLike(result)) {
-        const running = Promise.resolve(result).then(noop, noop);
+        const running = Promise.resolve(result).then(noop, (error: unknown) => {
+          frame.failure = { error };
+        });
         frame.running.add(running);
         void running.then(() => frame.running.delete(running));
       }
@@ -246,8 +263,20 @@ export class HandlerInvokerFactory {
         // What an exception filter returns comes back here: an Observable or a promise is
         // awaited (its error is a failure, as `@nestjs/microservices` propagates it), any other
         // value means the filter handled the error (Nest's own filter layer already turned a
-        // filter returning `undefined` into a rethrow).
-        await settle(await frames.run(frame, proxy, message, context));
+        // filter returning `undefined` into a rethrow). Only a filter returns an Observable here
+        // (Nest ran the chain's own to its last value): one that completes empty handled nothing.
+        const result = await frames.run(frame, proxy, message, context);
+        if (
+          isObservable(result) &&
+          (await lastValueFrom(result, { defaultValue: NO_VALUE })) === NO_VALUE
+        ) {
+          throw new EmptyFilterResultError(
+            target.stream,
+            handlerName,
+            message.id,
+            frame.failure === undefined ? undefined : { cause: frame.failure.error },
+          );
+        }
       } catch (error) {
         await settleAll(frame.running);
         if (!frame.reached && isGuardDenial(error)) {

@@ -5,3 +5,4 @@ export * from './duplicate-stream-handler.error.js';
 export * from './forbidden-handler.error.js';
 export * from './non-retryable.error.js';
 export * from './event-handler-failed.error.js';
+export * from './empty-filter-result.error.js';

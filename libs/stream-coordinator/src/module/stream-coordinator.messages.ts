@@ -88,3 +88,15 @@ export const FORBIDDEN_HANDLER = (stream: string, handler: string, messageId: st
   `A guard of ${handler} denied message ${messageId} of stream "${stream}"; ` +
   'the handler did not run and the message is dead-lettered at once (a denial is not retried; ' +
   'a guard that may admit it later should throw a retryable error instead of returning false)';
+
+/** An exception filter returned an Observable that completed without a value. @internal */
+export const EMPTY_FILTER_RESULT = (
+  stream: string,
+  handler: string,
+  messageId: string,
+  cause: string | undefined,
+): string =>
+  `An exception filter of ${handler} returned an Observable that completed without a value for ` +
+  `message ${messageId} of stream "${stream}"${cause === undefined ? '' : ` (the handler failed: ${cause})`}, ` +
+  'so the failure is not handled and the message is retried, then dead-lettered; ' +
+  'return of(value) to mark it handled, or throwError(() => exception) to fail it';
