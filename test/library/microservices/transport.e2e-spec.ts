@@ -17,7 +17,7 @@ import {
   StreamCoordinatorClientProxy,
   StreamCoordinatorTransport,
 } from '@redis-stream-coordinator/nestjs/microservices';
-import { lastValueFrom, type Observable, tap, throwError } from 'rxjs';
+import { EMPTY, lastValueFrom, type Observable, tap, throwError } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import {
@@ -50,7 +50,7 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
   beforeAll(async () => {
     coordinator = await CoordinatorProcess.start({
       prefix: redis.prefix,
-      env: { STREAMS: 'events:3,failing:1,filtered:1' },
+      env: { STREAMS: 'events:3,failing:1,filtered:1,swallowed:1' },
     });
   });
   afterAll(async () => {
@@ -211,6 +211,56 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
       expect(mentions.find((l) => !l.message.includes('handler failed'))?.message).toContain(
         'dead-lettered',
       );
+    } finally {
+      await client.close();
+      await app.close();
+    }
+  });
+
+  it('a filter that swallows a failure with an empty Observable (EMPTY) does not ack it', async () => {
+    @Catch()
+    class EmptyFilter implements RpcExceptionFilter {
+      catch(): Observable<never> {
+        return EMPTY;
+      }
+    }
+    let calls = 0;
+    @Controller()
+    class SwallowingController {
+      @EventPattern<string>('swallowed')
+      @UseFilters(EmptyFilter)
+      fail(@Payload() message: StreamShardMessage): void {
+        calls++;
+        throw new TypeError(`cannot read order ${message.key}`);
+      }
+    }
+    @Module({ controllers: [SwallowingController] })
+    class SwallowingModule {}
+
+    const logger = new CollectingLogger();
+    const app = await NestFactory.createMicroservice(SwallowingModule, {
+      strategy: new StreamCoordinatorTransport({
+        ...options(),
+        group: 'ms-swallowed',
+        logger,
+        handlerDefaults: { maxDeliveries: 2, retry: { initialDelayMs: 10, maxDelayMs: 10 } },
+      }),
+      logger,
+    });
+    await app.listen();
+    const client = new StreamCoordinatorClientProxy(options());
+    try {
+      await client.connect();
+      await lastValueFrom(client.emit('swallowed', { key: 's-1', value: {} }));
+      await waitFor(
+        () => logger.lines.some((l) => l.message.includes('dead-lettered')),
+        15_000,
+        'a dead letter',
+      );
+      const [letter] = await deadLetters('swallowed');
+      expect(letter).toMatchObject({ reason: 'max-deliveries', deliveryCount: '2' });
+      expect(letter?.error).toContain('completed without a value');
+      expect(calls).toBe(2);
     } finally {
       await client.close();
       await app.close();

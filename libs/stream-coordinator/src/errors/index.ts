@@ -6,3 +6,4 @@ export * from './forbidden-handler.error.js';
 export * from './non-retryable.error.js';
 export * from './event-handler-failed.error.js';
 export * from './empty-filter-result.error.js';
+export * from './empty-event-result.error.js';

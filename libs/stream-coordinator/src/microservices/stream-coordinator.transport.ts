@@ -1,8 +1,9 @@
 import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
-import { lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
 import type { StreamShardContext } from '../context/stream-shard.context.js';
 import { withNonRetryable } from '../discovery/non-retryable-failures.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { EmptyEventResultError } from '../errors/empty-event-result.error.js';
 import { EventHandlerFailedError } from '../errors/event-handler-failed.error.js';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
@@ -18,6 +19,9 @@ import { isValidName } from '../protocol/limits.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
+
+/** What `lastValueFrom` resolves to for an Observable that completed without a value. */
+const NO_VALUE: unique symbol = Symbol('no value');
 
 /** Status values the transport reports on `server.status`. */
 export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
@@ -115,13 +119,19 @@ export class StreamCoordinatorTransport
       className: 'EventPattern',
       methodName: pattern,
       invoke: withNonRetryable(async (message: StreamShardMessage, context: StreamShardContext) => {
+        let emitted = true;
         try {
-          const result = this.transformToObservable(await handler(message, context));
-          await lastValueFrom(result, { defaultValue: undefined });
+          // as `ServerKafka.handleEvent`: a plain result is handled; a stream must emit
+          const result = await handler(message, context);
+          if (isObservable(result)) {
+            emitted = (await lastValueFrom(result, { defaultValue: NO_VALUE })) !== NO_VALUE;
+          }
         } catch (error) {
           // Nest's default RPC exception filter emits `{ status: 'error', message }`
           throw error instanceof Error ? error : new EventHandlerFailedError(error);
         }
+        // an exception filter that swallowed a failure with `EMPTY` did not handle it
+        if (!emitted) throw new EmptyEventResultError(pattern, message.id);
       }, merged.options.nonRetryable),
     });
   }

@@ -100,3 +100,10 @@ export const EMPTY_FILTER_RESULT = (
   `message ${messageId} of stream "${stream}"${cause === undefined ? '' : ` (the handler failed: ${cause})`}, ` +
   'so the failure is not handled and the message is retried, then dead-lettered; ' +
   'return of(value) to mark it handled, or throwError(() => exception) to fail it';
+
+/** An `@EventPattern` handler's result completed without a value. @internal */
+export const EMPTY_EVENT_RESULT = (stream: string, messageId: string): string =>
+  `The @EventPattern handler of stream "${stream}" ended message ${messageId} with an Observable ` +
+  "that completed without a value (its own, or an exception filter's such as return EMPTY), " +
+  'so it is not handled and the message is retried, then dead-lettered (as with ServerKafka); ' +
+  'return or emit a value, such as of(null), to mark it handled';
