@@ -32,7 +32,7 @@ import {
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
-import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import { type StreamRouting, slotOf } from '@redis-stream-coordinator/nestjs/protocol';
 import { EMPTY, type Observable, TimeoutError, catchError, throwError, timeout } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -108,6 +108,8 @@ const STREAMS = [
   'nr-plain',
   'scoped',
 ];
+/** Streams with two shards (a second member takes one over by a revoke). */
+const TWO_SHARD_STREAMS = ['revoked'];
 
 describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', () => {
   const redis = useRedisPrefix('e2e-pipeline');
@@ -121,7 +123,10 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
       prefix: redis.prefix,
       // one stream per test: a new group reads its stream from the start
       env: {
-        STREAMS: STREAMS.map((stream) => `${stream}:1`).join(','),
+        STREAMS: [
+          ...STREAMS.map((stream) => `${stream}:1`),
+          ...TWO_SHARD_STREAMS.map((stream) => `${stream}:2`),
+        ].join(','),
         HEARTBEAT_INTERVAL_MS: '500',
         SESSION_TIMEOUT_MS: '3000',
       },
@@ -138,6 +143,7 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
   const start = async (
     providers: Provider[],
     module: Partial<StreamCoordinatorModuleOptions> = {},
+    shards?: number,
   ): Promise<{ app: INestApplicationContext; group: string; logs: CollectingLogger }> => {
     const group = `pipeline-${++groups}`;
     const logs = new CollectingLogger();
@@ -165,10 +171,10 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     apps.push(app);
     const runtime = app.get(MemberRuntime);
     // every stream has one shard
-    const streams = app.get(StreamHandlerRegistry).size;
+    const streams = shards ?? app.get(StreamHandlerRegistry).size;
     await waitFor(
       () => runtime.status().held.length === streams,
-      `${group} to own its ${streams} shards`,
+      `${group} to own ${streams} shards`,
       15_000,
     );
     return { app, group, logs };
@@ -288,6 +294,73 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const failures = logs.lines.filter((l) => l.message.includes(`handler failed for entry ${id}`));
     expect(failures).toHaveLength(MAX_DELIVERIES);
     expect(failures[0]?.message).toContain('Request Timeout');
+  });
+
+  it('a revoke waits for a call a timeout interceptor gave up on: the shard moves only after the method returned', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const started: number[] = [];
+    const ended: number[] = [];
+    let timeouts = 0;
+    /** Nest's documented `TimeoutInterceptor`, counting the calls it gave up on. */
+    @Injectable()
+    class CountingTimeoutInterceptor implements NestInterceptor {
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        return next.handle().pipe(
+          timeout(150),
+          catchError(() => {
+            timeouts++;
+            return throwError(() => new RequestTimeoutException());
+          }),
+        );
+      }
+    }
+    @Injectable()
+    class GatedHandler {
+      @StreamShardHandler('revoked')
+      @UseInterceptors(CountingTimeoutInterceptor)
+      async handle(_message: StreamShardMessage, context: StreamShardContext): Promise<void> {
+        started.push(context.shard);
+        await gate;
+        ended.push(context.shard);
+      }
+    }
+    const first = await start([GatedHandler], {}, 2);
+    const runtime = first.app.get(MemberRuntime);
+    // one message per shard: whichever shard the revoke takes, its call is still running
+    const { routing } = await routingOf('revoked');
+    const keyFor = (shard: number): string => {
+      const range = routing.ranges.find((r) => r.shard === shard)!;
+      for (let i = 0; ; i++) {
+        const slot = slotOf(`r-${i}`, routing.slots, routing.seed);
+        if (slot >= range.from && slot < range.to) return `r-${i}`;
+      }
+    };
+    const producer = first.app.get(StreamProducer);
+    for (const { shard } of routing.ranges) {
+      await producer.publish('revoked', keyFor(shard), { shard });
+    }
+    await waitFor(() => started.length === 2, 'both calls to start', 10_000);
+    // the interceptor gave up on both calls: the chain settled, the methods still run
+    await waitFor(() => timeouts === 2, 'both calls to time out', 10_000);
+
+    const second = start([GatedHandler], { group: first.group, memberId: `${first.group}-b` }, 1);
+    second.catch(() => undefined);
+    await waitFor(() => runtime.status().assigned.length === 1, 'the revoke to start', 15_000);
+    // the revoked shard's reader is held while its method runs, through several heartbeats
+    // (500 ms): it is not reported released, so the coordinator does not hand it over
+    const watchUntil = Date.now() + 2_000;
+    while (Date.now() < watchUntil) {
+      expect(runtime.status().held).toHaveLength(2);
+      expect(ended).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    open();
+    const { app: next } = await second;
+    // both first calls ended (the kept shard's message is then retried, its call ends again)
+    expect(ended.slice(0, 2).sort()).toEqual([0, 1]);
+    expect(runtime.status().held).toHaveLength(1);
+    expect(next.get(MemberRuntime).status().held).toHaveLength(1);
   });
 
   it('dead-letters at once, without retries: a nonRetryable exception, a NonRetryableError, a guard denial', async () => {
