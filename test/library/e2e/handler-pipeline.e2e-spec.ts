@@ -358,7 +358,7 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     open();
     const { app: next } = await second;
     // both first calls ended (the kept shard's message is then retried, its call ends again)
-    expect(ended.slice(0, 2).sort()).toEqual([0, 1]);
+    expect(ended.slice(0, 2).sort((a, b) => a - b)).toEqual([0, 1]);
     expect(runtime.status().held).toHaveLength(1);
     expect(next.get(MemberRuntime).status().held).toHaveLength(1);
   });
