@@ -35,6 +35,7 @@ import {
   catchError,
   from,
   map,
+  of,
   tap,
   throwError,
   timeout,
@@ -44,6 +45,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VALID_OPTIONS } from './bad-options.cases.js';
 import { bootContext, invoke, shardContext, shardMessage } from './fixtures.js';
 import {
+  EmptyFilterResultError,
   ForbiddenHandlerError,
   ShardContext,
   ShardMessage,
@@ -452,7 +454,7 @@ describe('handler invocation through the registry', () => {
     expect((error as Error).message).toBe('wrapped: rethrow me');
   });
 
-  it('awaits what a filter returns: an erroring Observable or a rejected promise fails, a completing Observable or a value handles, nothing rethrows', async () => {
+  it('awaits what a filter returns: an erroring, empty or rejected result fails, an emitted value handles, nothing rethrows', async () => {
     @Catch()
     class ObservableErrorFilter implements ExceptionFilter {
       catch(exception: unknown): Observable<never> {
@@ -463,6 +465,12 @@ describe('handler invocation through the registry', () => {
     class ObservableDoneFilter implements ExceptionFilter {
       catch(): Observable<never> {
         return EMPTY;
+      }
+    }
+    @Catch()
+    class ObservableValueFilter implements ExceptionFilter {
+      catch(): Observable<null> {
+        return of(null);
       }
     }
     @Catch()
@@ -490,6 +498,12 @@ describe('handler invocation through the registry', () => {
         throw new Error('b failed');
       }
 
+      @StreamShardHandler('f-observable-value')
+      @UseFilters(ObservableValueFilter)
+      e(): void {
+        throw new Error('e failed');
+      }
+
       @StreamShardHandler('f-rejecting')
       @UseFilters(RejectingFilter)
       c(): void {
@@ -504,7 +518,10 @@ describe('handler invocation through the registry', () => {
     }
     const app = await boot({ providers: [Filtered] });
     await expect(invoke(app, 'f-observable-error', shardMessage({}))).rejects.toThrow('a failed');
-    await expect(invoke(app, 'f-observable-done', shardMessage({}))).resolves.toBeUndefined();
+    const empty = invoke(app, 'f-observable-done', shardMessage({}));
+    await expect(empty).rejects.toThrow(EmptyFilterResultError);
+    await expect(empty).rejects.toMatchObject({ cause: { message: 'b failed' } });
+    await expect(invoke(app, 'f-observable-value', shardMessage({}))).resolves.toBeUndefined();
     await expect(invoke(app, 'f-rejecting', shardMessage({}))).rejects.toThrow(WrappedError);
     await expect(invoke(app, 'f-silent', shardMessage({}))).rejects.toThrow('d failed');
   });
