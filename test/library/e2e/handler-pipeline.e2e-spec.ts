@@ -20,7 +20,14 @@ import {
   UseInterceptors,
   UsePipes,
 } from '@nestjs/common';
-import { APP_INTERCEPTOR, NestFactory, REQUEST } from '@nestjs/core';
+import {
+  APP_INTERCEPTOR,
+  type ContextId,
+  ContextIdFactory,
+  type ContextIdStrategy,
+  NestFactory,
+  REQUEST,
+} from '@nestjs/core';
 import {
   MemberRuntime,
   NonRetryableError,
@@ -107,6 +114,7 @@ const STREAMS = [
   'nr-guard',
   'nr-plain',
   'scoped',
+  'durable',
 ];
 /** Streams with two shards (a second member takes one over by a revoke). */
 const TWO_SHARD_STREAMS = ['revoked'];
@@ -486,5 +494,50 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     expect(app.get(Calls).spans.every((s) => s.delivery === 1)).toBe(true);
     await waitFor(async () => (await pending('scoped', group)) === 0, 'the acks', 5_000);
     expect(await deadLetters('scoped')).toEqual([]);
+  });
+
+  it('applies the ContextIdStrategy: a durable provider is built once per tenant, with its payload as REQUEST', async () => {
+    const parents = new Map<string, ContextId>();
+    const strategy: ContextIdStrategy<StreamShardContext> = {
+      attach(contextId, context) {
+        const tenant = context.key;
+        let parent = parents.get(tenant);
+        if (parent === undefined) parents.set(tenant, (parent = ContextIdFactory.create()));
+        return {
+          resolve: (info) => (info.isTreeDurable ? parent : contextId),
+          payload: { tenant },
+        };
+      },
+    };
+    const built: unknown[] = [];
+    const seen: string[] = [];
+    @Injectable({ scope: Scope.REQUEST, durable: true })
+    class TenantConnection {
+      constructor(@Inject(REQUEST) readonly request: { tenant?: string }) {
+        built.push(request.tenant);
+      }
+    }
+    @Injectable()
+    class DurableHandler {
+      constructor(private readonly connection: TenantConnection) {}
+
+      @StreamShardHandler('durable')
+      handle(message: StreamShardMessage): void {
+        seen.push(`${message.key}:${String(this.connection.request.tenant)}`);
+      }
+    }
+    ContextIdFactory.apply(strategy);
+    try {
+      const { app } = await start([TenantConnection, DurableHandler]);
+      const producer = app.get(StreamProducer);
+      for (const tenant of ['t-a', 't-a', 't-b', 't-a']) {
+        await producer.publish('durable', tenant, { tenant });
+      }
+      await waitFor(() => seen.length === 4, 'four messages', 10_000);
+      expect(seen).toEqual(['t-a:t-a', 't-a:t-a', 't-b:t-b', 't-a:t-a']);
+      expect(built).toEqual(['t-a', 't-b']);
+    } finally {
+      ContextIdFactory.apply(undefined as unknown as ContextIdStrategy);
+    }
   });
 });

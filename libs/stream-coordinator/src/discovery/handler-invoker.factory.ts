@@ -59,6 +59,8 @@ export interface HandlerTarget {
    * host's instance for a message's context id, as Nest builds it for that context.
    */
   readonly resolve?: (contextId: ContextId) => Promise<object>;
+  /** The host's dependency tree is durable (a `ContextIdStrategy` shares it per tenant). */
+  readonly durable?: boolean;
   readonly methodName: string;
   readonly className: string;
   readonly stream: string;
@@ -294,9 +296,14 @@ export class HandlerInvokerFactory {
     // each event, with the message's `StreamShardContext` as its `REQUEST`. Nest builds the host
     // and its request-scoped or transient dependencies and enhancers for that context.
     const resolve = target.resolve as (contextId: ContextId) => Promise<object>;
+    // As microservices' `getContextId`: the application's `ContextIdStrategy` (if any) sees the
+    // context and may attach a parent (durable providers are then shared per tenant); a durable
+    // tree gets the strategy's payload as its `REQUEST`.
     return async (message, context) => {
-      const contextId = ContextIdFactory.create();
-      this.moduleRef.registerRequestByContextId(context, contextId);
+      const contextId = ContextIdFactory.getByRequest(context);
+      const request =
+        target.durable === true && contextId.payload !== undefined ? contextId.payload : context;
+      this.moduleRef.registerRequestByContextId(request, contextId);
       const instance = await resolve(contextId);
       await run(createProxy(instance, contextId), message, context);
     };

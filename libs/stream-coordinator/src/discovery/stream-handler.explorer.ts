@@ -96,7 +96,7 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
         const invoker = this.invokers.create({
           instance: singleton,
           prototype,
-          ...(resolve === undefined ? {} : { resolve }),
+          ...(resolve === undefined ? {} : { resolve, durable: wrapper.isDependencyTreeDurable() }),
           methodName,
           className,
           stream: metadata.stream,
