@@ -597,6 +597,32 @@ describe('handler invocation through the registry', () => {
     await expect(invoke(app, 'observable-error', shardMessage({}))).rejects.toThrow('stream error');
   });
 
+  it('runs an Observable an async method resolves to, through the pipeline: empty resolves, erroring rejects', async () => {
+    let subscribed = 0;
+    @Injectable()
+    class AsyncObservables {
+      @StreamShardHandler('async-empty')
+      @UseInterceptors(RecordingInterceptor)
+      async empty(): Promise<Observable<never>> {
+        await Promise.resolve();
+        return EMPTY.pipe(tap({ subscribe: () => void subscribed++ }));
+      }
+
+      @StreamShardHandler('async-error')
+      @UseInterceptors(RecordingInterceptor)
+      async failing(): Promise<Observable<never>> {
+        await Promise.resolve();
+        return throwError(() => new Error('async stream error'));
+      }
+    }
+    const app = await boot({ providers: [Journal, RecordingInterceptor, AsyncObservables] });
+    await expect(invoke(app, 'async-empty', shardMessage({}))).resolves.toBeUndefined();
+    expect(subscribed).toBe(1);
+    await expect(invoke(app, 'async-error', shardMessage({}))).rejects.toThrow(
+      'async stream error',
+    );
+  });
+
   it('goes through the pipeline for every handler when handlerFastPath is false', async () => {
     const app = await boot({ providers }, { handlerFastPath: false });
     expect(app.get(StreamHandlerRegistry).invocationPath('plain')).toBe('pipeline');

@@ -220,7 +220,10 @@ export class HandlerInvokerFactory {
       for (const index of contextIndexes) args[index] = frame.context;
       let result: unknown;
       try {
-        result = settle(method.apply(this, args));
+        // an Observable, or one an async method resolves to, runs here to its last value: the
+        // chain above sees a value, and the call counts as running until the stream settled
+        const returned = settle(method.apply(this, args));
+        result = isPromiseLike(returned) ? Promise.resolve(returned).then(settle) : returned;
       } catch (error) {
         frame.failure = { error };
         throw error;
