@@ -1,22 +1,31 @@
 import {
+  Catch,
   Controller,
   type INestMicroservice,
+  UseFilters,
   Module,
   UseInterceptors,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
+  type RpcExceptionFilter,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import { Ctx, EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import type { StreamShardContext, StreamShardMessage } from '@redis-stream-coordinator/nestjs';
 import {
   StreamCoordinatorClientProxy,
   StreamCoordinatorTransport,
 } from '@redis-stream-coordinator/nestjs/microservices';
-import { lastValueFrom, type Observable, tap } from 'rxjs';
+import { EMPTY, lastValueFrom, type Observable, tap, throwError } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
+import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  CoordinatorApi,
+  CoordinatorProcess,
+  TEST_TOKENS,
+} from '../../support/coordinator-process.js';
+import { CollectingLogger } from '../e2e/member-app.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 
 async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -41,7 +50,7 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
   beforeAll(async () => {
     coordinator = await CoordinatorProcess.start({
       prefix: redis.prefix,
-      env: { STREAMS: 'events:3' },
+      env: { STREAMS: 'events:3,failing:1,filtered:1,swallowed:1' },
     });
   });
   afterAll(async () => {
@@ -125,5 +134,136 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
     });
     await expect(app.listen()).rejects.toThrow(/@MessagePattern/);
     await app.close();
+  });
+
+  /** The dead-letter entries of a stream, fields by name. */
+  const deadLetters = async (stream: string): Promise<Array<Record<string, string>>> => {
+    const routing = (
+      await new CoordinatorApi(coordinator.url).get<StreamRouting>(`/v1/streams/${stream}`)
+    ).body;
+    return (await redis.redis().xrange(routing.deadLetterKey, '-', '+')).map(([, fields]) => {
+      const entry: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]!] = fields[i + 1]!;
+      return entry;
+    });
+  };
+
+  it('dead-letters with the real error, logged once: an RpcException, and any error a pass-through filter hands back', async () => {
+    @Catch()
+    class PassThroughFilter implements RpcExceptionFilter {
+      catch(exception: unknown): Observable<never> {
+        return throwError(() => exception);
+      }
+    }
+    @Controller()
+    class FailingController {
+      @EventPattern<string>('failing')
+      refuse(@Payload() message: StreamShardMessage): void {
+        throw new RpcException(`customer ${message.key} is unknown`);
+      }
+
+      @EventPattern<string>('filtered')
+      @UseFilters(PassThroughFilter)
+      fail(@Payload() message: StreamShardMessage): void {
+        throw new TypeError(`cannot read order ${message.key}`);
+      }
+    }
+    @Module({ controllers: [FailingController] })
+    class FailingModule {}
+
+    const logger = new CollectingLogger();
+    const app = await NestFactory.createMicroservice(FailingModule, {
+      strategy: new StreamCoordinatorTransport({
+        ...options(),
+        group: 'ms-failing',
+        logger,
+        handlerDefaults: { maxDeliveries: 2, retry: { initialDelayMs: 10, maxDelayMs: 10 } },
+      }),
+      logger,
+    });
+    await app.listen();
+    const client = new StreamCoordinatorClientProxy(options());
+    try {
+      await client.connect();
+      await lastValueFrom(client.emit('failing', { key: 'c-7', value: {} }));
+      await lastValueFrom(client.emit('filtered', { key: 'o-9', value: {} }));
+      await waitFor(
+        () => logger.lines.some((l) => l.message.includes('dead-lettered')),
+        15_000,
+        'a dead letter',
+      );
+      await waitFor(
+        () => logger.lines.filter((l) => l.message.includes('dead-lettered')).length === 2,
+        15_000,
+        'two dead letters',
+      );
+      const [refused] = await deadLetters('failing');
+      expect(refused).toMatchObject({ reason: 'max-deliveries', error: 'customer c-7 is unknown' });
+      const [failed] = await deadLetters('filtered');
+      expect(failed).toMatchObject({ reason: 'max-deliveries', error: 'cannot read order o-9' });
+      expect(failed?.stack).toMatch(
+        /^TypeError: cannot read order o-9\n\s+at FailingController\.fail/,
+      );
+      // each failed delivery is logged once, by the library (Nest does not log it again)
+      const mentions = logger.lines.filter((l) => l.message.includes('customer c-7 is unknown'));
+      expect(mentions.filter((l) => l.message.includes('handler failed'))).toHaveLength(2);
+      expect(mentions.filter((l) => !l.message.includes('handler failed'))).toHaveLength(1);
+      expect(mentions.find((l) => !l.message.includes('handler failed'))?.message).toContain(
+        'dead-lettered',
+      );
+    } finally {
+      await client.close();
+      await app.close();
+    }
+  });
+
+  it('a filter that swallows a failure with an empty Observable (EMPTY) does not ack it', async () => {
+    @Catch()
+    class EmptyFilter implements RpcExceptionFilter {
+      catch(): Observable<never> {
+        return EMPTY;
+      }
+    }
+    let calls = 0;
+    @Controller()
+    class SwallowingController {
+      @EventPattern<string>('swallowed')
+      @UseFilters(EmptyFilter)
+      fail(@Payload() message: StreamShardMessage): void {
+        calls++;
+        throw new TypeError(`cannot read order ${message.key}`);
+      }
+    }
+    @Module({ controllers: [SwallowingController] })
+    class SwallowingModule {}
+
+    const logger = new CollectingLogger();
+    const app = await NestFactory.createMicroservice(SwallowingModule, {
+      strategy: new StreamCoordinatorTransport({
+        ...options(),
+        group: 'ms-swallowed',
+        logger,
+        handlerDefaults: { maxDeliveries: 2, retry: { initialDelayMs: 10, maxDelayMs: 10 } },
+      }),
+      logger,
+    });
+    await app.listen();
+    const client = new StreamCoordinatorClientProxy(options());
+    try {
+      await client.connect();
+      await lastValueFrom(client.emit('swallowed', { key: 's-1', value: {} }));
+      await waitFor(
+        () => logger.lines.some((l) => l.message.includes('dead-lettered')),
+        15_000,
+        'a dead letter',
+      );
+      const [letter] = await deadLetters('swallowed');
+      expect(letter).toMatchObject({ reason: 'max-deliveries', deliveryCount: '2' });
+      expect(letter?.error).toContain('completed without a value');
+      expect(calls).toBe(2);
+    } finally {
+      await client.close();
+      await app.close();
+    }
   });
 });

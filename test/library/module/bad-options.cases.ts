@@ -210,6 +210,12 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     message: `${M}option "handlerDefaults.blockMs" ${INT(1, 300_000)} (got 0)`,
   },
   {
+    name: 'handlerDefaults.nonRetryable not classes',
+    patch: { handlerDefaults: { nonRetryable: 'BadRequestException' } },
+    path: 'handlerDefaults.nonRetryable',
+    message: `${M}option "handlerDefaults.nonRetryable" must be an array of exception classes, for example [BadRequestException] (got "BadRequestException")`,
+  },
+  {
     name: 'handlerDefaults.maxDeliveries zero',
     patch: { handlerDefaults: { maxDeliveries: 0 } },
     path: 'handlerDefaults.maxDeliveries',

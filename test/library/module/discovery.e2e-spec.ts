@@ -16,6 +16,7 @@ import {
   type ResolvedStreamCoordinatorOptions,
   STREAM_COORDINATOR_OPTIONS,
   StreamHandlerRegistry,
+  type StreamShardContext,
   StreamShardHandler,
   type StreamShardMessage,
 } from './library.js';
@@ -121,45 +122,56 @@ describe('handler discovery', () => {
     );
   });
 
-  it('fails the bootstrap on a handler of a request-scoped provider', async () => {
+  it('builds a request-scoped host per message, with the message context as REQUEST', async () => {
+    const built: Array<{ request: unknown; instance: object }> = [];
     @Injectable({ scope: Scope.REQUEST })
     class ScopedHandler {
+      constructor(@Inject(REQUEST) readonly request: StreamShardContext) {
+        built.push({ request, instance: this });
+      }
+
       @StreamShardHandler('orders')
-      handle(): void {}
+      handle(message: StreamShardMessage): void {
+        expect(this.request.id).toBe(message.id);
+      }
     }
-    const error = await bootFailure({ providers: [ScopedHandler] });
-    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
-    expect((error as Error).message).toMatch(
-      /^@StreamShardHandler on ScopedHandler\.handle: ScopedHandler is request-scoped, but stream handlers need a singleton/,
-    );
+    const app = await boot({ providers: [ScopedHandler] });
+    expect(built).toHaveLength(0);
+    await invoke(app, 'orders', shardMessage({}, { id: '1-1' }));
+    await invoke(app, 'orders', shardMessage({}, { id: '1-2' }));
+    expect(built.map((b) => (b.request as StreamShardContext).id)).toEqual(['1-1', '1-2']);
+    expect(built[0]?.instance).not.toBe(built[1]?.instance);
   });
 
-  it('fails the bootstrap on a handler whose provider depends on the request', async () => {
+  it('builds a host per message when a dependency is request-scoped, and a transient host too', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class Repository {
+      constructor(@Inject(REQUEST) readonly request: StreamShardContext) {}
+    }
+    const seen: string[] = [];
     @Injectable()
     class RequestDependentHandler {
-      constructor(@Inject(REQUEST) readonly request: unknown) {}
+      constructor(private readonly repository: Repository) {}
 
       @StreamShardHandler('orders')
-      handle(): void {}
+      handle(): void {
+        seen.push(`dependent:${this.repository.request.id}`);
+      }
     }
-    const error = await bootFailure({ providers: [RequestDependentHandler] });
-    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
-    expect((error as Error).message).toMatch(
-      /^@StreamShardHandler on RequestDependentHandler\.handle: RequestDependentHandler is request-scoped through one of its dependencies/,
-    );
-  });
-
-  it('fails the bootstrap on a handler of a transient provider', async () => {
     @Injectable({ scope: Scope.TRANSIENT })
     class TransientHandler {
-      @StreamShardHandler('orders')
-      handle(): void {}
+      private calls = 0;
+
+      @StreamShardHandler('payments')
+      handle(): void {
+        seen.push(`transient:${++this.calls}`);
+      }
     }
-    const error = await bootFailure({ providers: [TransientHandler] });
-    expect(error).toBeInstanceOf(InvalidStreamHandlerError);
-    expect((error as Error).message).toMatch(
-      /^@StreamShardHandler on TransientHandler\.handle: TransientHandler is transient/,
-    );
+    const app = await boot({ providers: [Repository, RequestDependentHandler, TransientHandler] });
+    await invoke(app, 'orders', shardMessage({}, { id: '2-1' }));
+    await invoke(app, 'payments', shardMessage({}, { id: '2-2', stream: 'payments' }));
+    await invoke(app, 'payments', shardMessage({}, { id: '2-3', stream: 'payments' }));
+    expect(seen).toEqual(['dependent:2-1', 'transient:1', 'transient:1']);
   });
 
   it('fails the bootstrap when merged options are inconsistent, naming Class.method', async () => {

@@ -10,11 +10,14 @@ import {
   type ExceptionFilter,
   type ExecutionContext,
   ForbiddenException,
+  Inject,
   Injectable,
   Module,
   type INestApplicationContext,
   type NestInterceptor,
   type PipeTransform,
+  RequestTimeoutException,
+  Scope,
   SetMetadata,
   UseFilters,
   UseGuards,
@@ -22,14 +25,27 @@ import {
   UsePipes,
   createParamDecorator,
 } from '@nestjs/common';
-import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core';
+import { APP_INTERCEPTOR, ExternalContextCreator, REQUEST, Reflector } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { EMPTY, type Observable, from, map, tap, throwError, timer } from 'rxjs';
+import {
+  EMPTY,
+  type Observable,
+  TimeoutError,
+  catchError,
+  from,
+  map,
+  of,
+  tap,
+  throwError,
+  timeout,
+  timer,
+} from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VALID_OPTIONS } from './bad-options.cases.js';
 import { bootContext, invoke, shardContext, shardMessage } from './fixtures.js';
 import {
+  EmptyFilterResultError,
   ForbiddenHandlerError,
   ShardContext,
   ShardMessage,
@@ -438,6 +454,125 @@ describe('handler invocation through the registry', () => {
     expect((error as Error).message).toBe('wrapped: rethrow me');
   });
 
+  it('awaits what a filter returns: an erroring, empty or rejected result fails, an emitted value handles, nothing rethrows', async () => {
+    @Catch()
+    class ObservableErrorFilter implements ExceptionFilter {
+      catch(exception: unknown): Observable<never> {
+        return throwError(() => exception);
+      }
+    }
+    @Catch()
+    class ObservableDoneFilter implements ExceptionFilter {
+      catch(): Observable<never> {
+        return EMPTY;
+      }
+    }
+    @Catch()
+    class ObservableValueFilter implements ExceptionFilter {
+      catch(): Observable<null> {
+        return of(null);
+      }
+    }
+    @Catch()
+    class RejectingFilter implements ExceptionFilter {
+      async catch(exception: unknown): Promise<never> {
+        await Promise.resolve();
+        throw new WrappedError('async', { cause: exception });
+      }
+    }
+    @Catch()
+    class SilentFilter implements ExceptionFilter {
+      catch(): void {}
+    }
+    @Injectable()
+    class Filtered {
+      @StreamShardHandler('f-observable-error')
+      @UseFilters(ObservableErrorFilter)
+      a(): void {
+        throw new Error('a failed');
+      }
+
+      @StreamShardHandler('f-observable-done')
+      @UseFilters(ObservableDoneFilter)
+      b(): void {
+        throw new Error('b failed');
+      }
+
+      @StreamShardHandler('f-observable-value')
+      @UseFilters(ObservableValueFilter)
+      e(): void {
+        throw new Error('e failed');
+      }
+
+      @StreamShardHandler('f-rejecting')
+      @UseFilters(RejectingFilter)
+      c(): void {
+        throw new Error('c failed');
+      }
+
+      @StreamShardHandler('f-silent')
+      @UseFilters(SilentFilter)
+      d(): void {
+        throw new Error('d failed');
+      }
+    }
+    const app = await boot({ providers: [Filtered] });
+    await expect(invoke(app, 'f-observable-error', shardMessage({}))).rejects.toThrow('a failed');
+    const empty = invoke(app, 'f-observable-done', shardMessage({}));
+    await expect(empty).rejects.toThrow(EmptyFilterResultError);
+    await expect(empty).rejects.toMatchObject({ cause: { message: 'b failed' } });
+    await expect(invoke(app, 'f-observable-value', shardMessage({}))).resolves.toBeUndefined();
+    await expect(invoke(app, 'f-rejecting', shardMessage({}))).rejects.toThrow(WrappedError);
+    await expect(invoke(app, 'f-silent', shardMessage({}))).rejects.toThrow('d failed');
+  });
+
+  it('settles only when the method has, even when a timeout interceptor gave up on it', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    @Injectable()
+    class TimeoutInterceptor implements NestInterceptor {
+      constructor(private readonly journal: Journal) {}
+
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        return next.handle().pipe(
+          timeout(20),
+          catchError((error: unknown) => {
+            this.journal.add('timed out');
+            return throwError(() =>
+              error instanceof TimeoutError ? new RequestTimeoutException() : error,
+            );
+          }),
+        );
+      }
+    }
+    @Injectable()
+    class Slow {
+      constructor(private readonly journal: Journal) {}
+
+      @StreamShardHandler('slow')
+      @UseInterceptors(TimeoutInterceptor)
+      async handle(): Promise<void> {
+        await released;
+        this.journal.add('method ended');
+      }
+    }
+    const app = await boot({ providers: [Journal, Slow] });
+    const journal = app.get(Journal);
+    let settled = false;
+    const invocation = invoke(app, 'slow', shardMessage({})).finally(() => {
+      settled = true;
+    });
+    invocation.catch(() => undefined);
+    await vi.waitFor(() => expect(journal.entries).toContain('timed out'), { timeout: 5_000 });
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    release();
+    await expect(invocation).rejects.toThrow(RequestTimeoutException);
+    expect(journal.entries).toEqual(['timed out', 'method ended']);
+  });
+
   it('fills @ShardMessage (with property and pipes), @ShardContext and custom parameter decorators', async () => {
     const app = await boot({ providers });
     await invoke(app, 'decorated', shardMessage('3', { id: '2-0', key: 'k-1' }));
@@ -462,6 +597,32 @@ describe('handler invocation through the registry', () => {
     await expect(invoke(app, 'observable-error', shardMessage({}))).rejects.toThrow('stream error');
   });
 
+  it('runs an Observable an async method resolves to, through the pipeline: empty resolves, erroring rejects', async () => {
+    let subscribed = 0;
+    @Injectable()
+    class AsyncObservables {
+      @StreamShardHandler('async-empty')
+      @UseInterceptors(RecordingInterceptor)
+      async empty(): Promise<Observable<never>> {
+        await Promise.resolve();
+        return EMPTY.pipe(tap({ subscribe: () => void subscribed++ }));
+      }
+
+      @StreamShardHandler('async-error')
+      @UseInterceptors(RecordingInterceptor)
+      async failing(): Promise<Observable<never>> {
+        await Promise.resolve();
+        return throwError(() => new Error('async stream error'));
+      }
+    }
+    const app = await boot({ providers: [Journal, RecordingInterceptor, AsyncObservables] });
+    await expect(invoke(app, 'async-empty', shardMessage({}))).resolves.toBeUndefined();
+    expect(subscribed).toBe(1);
+    await expect(invoke(app, 'async-error', shardMessage({}))).rejects.toThrow(
+      'async stream error',
+    );
+  });
+
   it('goes through the pipeline for every handler when handlerFastPath is false', async () => {
     const app = await boot({ providers }, { handlerFastPath: false });
     expect(app.get(StreamHandlerRegistry).invocationPath('plain')).toBe('pipeline');
@@ -481,6 +642,56 @@ describe('global enhancers', () => {
     expect(app.get(Journal).entries).toEqual([
       'before:stream-shard:3-3:3',
       'plain:3-3:plain:3:billing:member-1',
+      'after',
+    ]);
+  });
+
+  it('builds a request-scoped APP_INTERCEPTOR per message, with its constructor run, for provider and controller hosts', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class TenantInterceptor implements NestInterceptor {
+      private readonly tenant: string;
+
+      constructor(
+        @Inject(REQUEST) context: StreamShardContext,
+        private readonly journal: Journal,
+      ) {
+        this.tenant = `tenant-of-${context.key}`;
+      }
+
+      intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        this.journal.add(`interceptor:${this.tenant}`);
+        return next.handle();
+      }
+    }
+    const interceptor = {
+      provide: APP_INTERCEPTOR,
+      scope: Scope.REQUEST,
+      useClass: TenantInterceptor,
+    };
+    const app = await boot({ providers: [...providers, interceptor] });
+    const journal = app.get(Journal);
+    await invoke(app, 'plain', shardMessage({}, { id: '5-1', stream: 'plain', key: 'a' }));
+    await invoke(app, 'plain', shardMessage({}, { id: '5-2', stream: 'plain', key: 'b' }));
+    expect(journal.entries).toEqual([
+      'interceptor:tenant-of-a',
+      'plain:5-1:plain:3:billing:member-1',
+      'interceptor:tenant-of-b',
+      'plain:5-2:plain:3:billing:member-1',
+    ]);
+    // a controller host of a feature module (its Journal is the only one there)
+    const withController = await boot({
+      imports: [GuardedFeatureModule],
+      providers: [interceptor],
+    });
+    await invoke(
+      withController,
+      'controller-intercepted',
+      shardMessage({}, { id: '5-3', key: 'c' }),
+    );
+    expect(withController.get(Journal).entries).toEqual([
+      'interceptor:tenant-of-c',
+      'before:stream-shard:5-3:3',
+      'handler:5-3',
       'after',
     ]);
   });

@@ -146,6 +146,7 @@ describe('StreamCoordinatorModule options', () => {
       maxDeliveries: 5,
       retry: { initialDelayMs: 100, maxDelayMs: 1000, multiplier: 2 },
       deadLetter: true,
+      nonRetryable: [],
     });
     expect(resolved.logger).toBeInstanceOf(Logger);
     expect(resolved.metrics).toBe(false);

@@ -28,7 +28,7 @@ export interface DeadLetterInput {
  * The fields of a dead-letter entry (`XADD <deadLetterKey> * …`):
  * `key`, `payload`, `headers` (the original bytes, each only if the original had it; so a
  * dead-letter entry can be re-published as is), then `stream`, `shard`, `group`, `id` (the
- * original entry id), `reason` (`max-deliveries` | `undecodable`), `error` (the message),
+ * original entry id), `reason` (`max-deliveries` | `undecodable` | `non-retryable`), `error` (the message),
  * `stack` (trimmed to 2000 characters, when known), `deliveryCount`, `memberId` and
  * `failedAt` (ISO-8601).
  *

@@ -1,3 +1,4 @@
+import { NonRetryableError } from '../errors/non-retryable.error.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { deadLetterFields, toError } from './dead-letter.js';
@@ -225,9 +226,10 @@ export class MessageRunner {
   }
 
   /**
-   * The handler failed for `message`: counts and logs it, then either dead-letters it (past
-   * `maxDeliveries`), or backs off and redelivers it (a new Redis delivery) — resolving to the
-   * redelivered entry decoded for the next call, or to the outcome when it ends here.
+   * The handler failed for `message`: counts and logs it, then either dead-letters it (a
+   * `NonRetryableError`, or past `maxDeliveries`), or backs off and redelivers it (a new Redis
+   * delivery) — resolving to the redelivered entry decoded for the next call, or to the outcome
+   * when it ends here. A failure while the shard is being given up ends here, left pending.
    */
   private async retry(
     id: string,
@@ -255,6 +257,10 @@ export class MessageRunner {
       // hooks must not disturb the reader
     }
     // then: dead-letter, or back off and redeliver
+    if (failure instanceof NonRetryableError) {
+      await this.deadLetter(id, fields, message.deliveryCount, 'non-retryable', failure);
+      return 'ack';
+    }
     if (message.deliveryCount >= options.maxDeliveries) {
       await this.deadLetter(id, fields, message.deliveryCount, 'max-deliveries', failure);
       return 'ack';

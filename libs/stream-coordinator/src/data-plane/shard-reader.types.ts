@@ -26,12 +26,13 @@ export interface ShardLostReason {
 }
 
 /**
- * Why a message went to the dead-letter stream: it failed `maxDeliveries` deliveries, or it
- * could not be decoded (dead-lettered at once, without retries).
+ * Why a message went to the dead-letter stream: it failed `maxDeliveries` deliveries, it could
+ * not be decoded, or its handler failed with a `NonRetryableError` (the last two at once,
+ * without retries).
  *
  * @publicApi
  */
-export type DeadLetterReason = 'max-deliveries' | 'undecodable';
+export type DeadLetterReason = 'max-deliveries' | 'undecodable' | 'non-retryable';
 
 /**
  * Metric hooks of one reader (bind labels such as stream and shard when creating it). Hooks

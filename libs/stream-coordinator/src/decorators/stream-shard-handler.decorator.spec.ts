@@ -112,6 +112,33 @@ describe('@StreamShardHandler', () => {
     );
   });
 
+  it('keeps the nonRetryable exception classes themselves; rejects anything but classes', () => {
+    class DomainError extends Error {}
+    @Injectable()
+    class OrdersHandler {
+      @StreamShardHandler('orders', { nonRetryable: [DomainError] })
+      handle(): void {}
+    }
+    const metadata = Reflect.getMetadata(
+      STREAM_SHARD_HANDLER_METADATA,
+      Object.getOwnPropertyDescriptor(OrdersHandler.prototype, 'handle')?.value as object,
+    ) as { options: StreamShardHandlerOptions };
+    expect(metadata.options.nonRetryable?.[0]).toBe(DomainError);
+
+    const error = thrown(() => {
+      class BadHandler {
+        @StreamShardHandler('orders', {
+          nonRetryable: ['BadRequestException'],
+        } as unknown as StreamShardHandlerOptions)
+        handle(): void {}
+      }
+      return BadHandler;
+    });
+    expect(error.message).toBe(
+      '@StreamShardHandler on BadHandler.handle: option "nonRetryable[0]" must be an array of exception classes, for example [BadRequestException] (got "BadRequestException")',
+    );
+  });
+
   it('rejects a property', () => {
     const error = thrown(() => {
       class OrdersHandler {

@@ -1,5 +1,9 @@
 import { SetMetadata } from '@nestjs/common';
-import { CUSTOM_ROUTE_ARGS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import {
+  CUSTOM_ROUTE_ARGS_METADATA,
+  ENTRY_PROVIDER_WATERMARK,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import {
@@ -78,11 +82,23 @@ export function StreamShardHandler(
 
     const metadata: StreamShardHandlerMetadata = {
       stream,
-      options: options === undefined ? undefined : structuredClone(options),
+      options: options === undefined ? undefined : copyOptions(options),
     };
     SetMetadata(STREAM_SHARD_HANDLER_METADATA, metadata)(target, methodKey, descriptor!);
+    // The host handles messages of its own, like a controller: as an entry provider, Nest attaches
+    // the application's request-scoped and transient global enhancers to it, and builds them
+    // with it for each message's context.
+    Reflect.defineMetadata(ENTRY_PROVIDER_WATERMARK, true, target.constructor);
   };
   return decorator as MethodDecorator;
+}
+
+/** A copy the caller cannot change afterwards (the exception classes themselves are shared). */
+function copyOptions(options: StreamShardHandlerOptions): StreamShardHandlerOptions {
+  const { nonRetryable, ...rest } = options;
+  const copy: StreamShardHandlerOptions = structuredClone(rest);
+  if (nonRetryable !== undefined) copy.nonRetryable = [...nonRetryable];
+  return copy;
 }
 
 function describeTarget(target: object, key: string | symbol | undefined) {

@@ -1,13 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ForbiddenException, Injectable } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
-import { ExternalContextCreator } from '@nestjs/core';
+import { type ContextId, ContextIdFactory, ExternalContextCreator, ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
 import {
   STREAM_SHARD_CONTEXT_TYPE,
   type StreamShardContext,
 } from '../context/stream-shard.context.js';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import { EmptyFilterResultError } from '../errors/empty-filter-result.error.js';
 import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
@@ -49,8 +50,17 @@ export type HandlerInvocationPath = 'direct' | 'pipeline';
  * @internal
  */
 export interface HandlerTarget {
-  /** The provider or controller instance. */
-  readonly instance: object;
+  /** The provider or controller instance; `undefined` for a host resolved per message. */
+  readonly instance: object | undefined;
+  /** The host class's prototype (where the handler's metadata lives). */
+  readonly prototype: object;
+  /**
+   * For a request-scoped or transient host (or one whose dependencies or enhancers are): the
+   * host's instance for a message's context id, as Nest builds it for that context.
+   */
+  readonly resolve?: (contextId: ContextId) => Promise<object>;
+  /** The host's dependency tree is durable (a `ContextIdStrategy` shares it per tenant). */
+  readonly durable?: boolean;
   readonly methodName: string;
   readonly className: string;
   readonly stream: string;
@@ -75,7 +85,17 @@ export interface HandlerInvoker {
 interface InvocationFrame {
   readonly context: StreamShardContext;
   reached: boolean;
+  /**
+   * The method's own calls still running (an interceptor may give up on one, as `timeout()`
+   * does, or call it again, as `retry()` does): the invocation settles only after they have.
+   */
+  readonly running: Set<Promise<unknown>>;
+  /** The method's last failure (a filter that handled nothing reports it as the cause). */
+  failure?: { readonly error: unknown };
 }
+
+/** What `lastValueFrom` resolves to for an Observable that completed without a value. */
+const NO_VALUE: unique symbol = Symbol('no value');
 
 /**
  * The message of the `ForbiddenException` that `ExternalContextCreator` throws when a guard
@@ -103,9 +123,24 @@ type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  *   on the context: the context reaches the method through an `AsyncLocalStorage` frame rather
  *   than as a piped argument.
  * - A guard returning `false` rejects with {@link ForbiddenHandlerError} (filters see Nest's
- *   `ForbiddenException` first). A filter that handles an error without rethrowing makes the
- *   invocation resolve: the message counts as handled and is acked.
+ *   `ForbiddenException` first).
+ * - What an exception filter returns is awaited, as `@nestjs/microservices` awaits it for an
+ *   event: an Observable runs to completion and a promise settles; an error from either (the
+ *   documented `return throwError(() => exception)`) rejects the invocation — a failure. So
+ *   does an Observable that completes without a value (`return EMPTY`): it handled nothing
+ *   ({@link EmptyFilterResultError}; `ServerKafka`'s `lastValueFrom` rejects on it too). A
+ *   filter that returns any other value, emits one or resolves handled the error: the
+ *   invocation resolves and the message is acked. One that returns nothing (`undefined`)
+ *   synchronously did not handle it: Nest rethrows.
  * - An Observable returned by the method is awaited to completion (empty completes too).
+ * - The invocation settles only once every call of the method it started has settled, even when
+ *   an interceptor settled first (a `timeout()` gave up on the call): a message is finished when
+ *   the method is, so a retry or a revoke never overlaps a call still running. The outcome is
+ *   the interceptor chain's (a timed-out call is a failure even if the method resolves later).
+ * - A host that is not a singleton (request-scoped, transient, or made so by a dependency or a
+ *   request-scoped enhancer) is built per message under a fresh context id, with the message's
+ *   `StreamShardContext` registered as its `REQUEST`, and the pipeline is built for that context
+ *   (so request-scoped enhancers are real instances), as Nest does per HTTP request or event.
  * - When no exception filter exists (none declared, none global), Nest's filter layer is left
  *   out, so failures are not logged twice (the runtime logs them).
  *
@@ -126,6 +161,7 @@ export class HandlerInvokerFactory {
 
   constructor(
     private readonly contextCreator: ExternalContextCreator,
+    private readonly moduleRef: ModuleRef,
     private readonly accessor: StreamHandlerMetadataAccessor,
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
   ) {}
@@ -141,10 +177,11 @@ export class HandlerInvokerFactory {
   }
 
   private build(target: HandlerTarget): { path: HandlerInvocationPath; invoke: HandlerInvoke } {
-    const method = (target.instance as Record<string, unknown>)[target.methodName] as AnyMethod;
-    const classRef = target.instance.constructor;
+    const host = target.instance ?? target.prototype;
+    const method = (host as Record<string, unknown>)[target.methodName] as AnyMethod;
+    const classRef = (target.prototype as { constructor: Function }).constructor;
     const layout = this.accessor.getParameterLayout(
-      paramsHostOf(target.instance, target.methodName),
+      paramsHostOf(target.prototype, target.methodName),
       target.methodName,
     );
     const declared = this.accessor.getDeclaredEnhancers(classRef, method);
@@ -155,7 +192,9 @@ export class HandlerInvokerFactory {
       !anyEnhancer(global) &&
       !layout.hasParameterPipes &&
       !layout.hasCustomParameters;
-    if (direct) return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+    if (direct && target.instance !== undefined) {
+      return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+    }
     return {
       path: 'pipeline',
       invoke: this.pipelineInvoke(target, method, layout, declared.filters || global.filters),
@@ -176,11 +215,27 @@ export class HandlerInvokerFactory {
       // Without route-args metadata Nest passes the raw `[message, context]`; the handler then
       // declared only `@ShardContext()` parameters, and every other parameter stays undefined.
       const args = hasRouteArgs ? params : [];
-      if (frame !== undefined) {
-        frame.reached = true;
-        for (const index of contextIndexes) args[index] = frame.context;
+      if (frame === undefined) return settle(method.apply(this, args));
+      frame.reached = true;
+      for (const index of contextIndexes) args[index] = frame.context;
+      let result: unknown;
+      try {
+        // an Observable, or one an async method resolves to, runs here to its last value: the
+        // chain above sees a value, and the call counts as running until the stream settled
+        const returned = settle(method.apply(this, args));
+        result = isPromiseLike(returned) ? Promise.resolve(returned).then(settle) : returned;
+      } catch (error) {
+        frame.failure = { error };
+        throw error;
       }
-      return settle(method.apply(this, args));
+      if (isPromiseLike(result)) {
+        const running = Promise.resolve(result).then(noop, (error: unknown) => {
+          frame.failure = { error };
+        });
+        frame.running.add(running);
+        void running.then(() => frame.running.delete(running));
+      }
+      return result;
     };
     // Guards, interceptors and filters read their metadata from the callback, and user guards
     // read custom metadata from `context.getHandler()`: give the wrapper the method's metadata.
@@ -189,28 +244,71 @@ export class HandlerInvokerFactory {
     }
     Object.defineProperty(callback, 'name', { value: method.name });
 
-    const proxy = contextCreatorFor(this.contextCreator, target.moduleKey).create(
-      target.instance,
-      callback,
-      target.methodName,
-      ROUTE_ARGS_METADATA,
-      this.paramsFactory,
-      undefined,
-      target.hostId,
-      { guards: true, interceptors: true, filters: withFilters },
-      STREAM_SHARD_CONTEXT_TYPE,
-    );
+    const creator = contextCreatorFor(this.contextCreator, target.moduleKey);
+    const createProxy = (instance: object, contextId?: ContextId) =>
+      creator.create(
+        instance,
+        callback,
+        target.methodName,
+        ROUTE_ARGS_METADATA,
+        this.paramsFactory,
+        contextId,
+        target.hostId,
+        { guards: true, interceptors: true, filters: withFilters },
+        STREAM_SHARD_CONTEXT_TYPE,
+      );
     const handlerName = `${target.className}.${target.methodName}`;
-    return async (message, context) => {
-      const frame: InvocationFrame = { context, reached: false };
+    const run = async (
+      proxy: (...args: unknown[]) => Promise<unknown>,
+      message: StreamShardMessage,
+      context: StreamShardContext,
+    ): Promise<void> => {
+      const frame: InvocationFrame = { context, reached: false, running: new Set() };
       try {
-        await frames.run(frame, proxy, message, context);
+        // What an exception filter returns comes back here: an Observable or a promise is
+        // awaited (its error is a failure, as `@nestjs/microservices` propagates it), any other
+        // value means the filter handled the error (Nest's own filter layer already turned a
+        // filter returning `undefined` into a rethrow). Only a filter returns an Observable here
+        // (Nest ran the chain's own to its last value): one that completes empty handled nothing.
+        const result = await frames.run(frame, proxy, message, context);
+        if (
+          isObservable(result) &&
+          (await lastValueFrom(result, { defaultValue: NO_VALUE })) === NO_VALUE
+        ) {
+          throw new EmptyFilterResultError(
+            target.stream,
+            handlerName,
+            message.id,
+            frame.failure === undefined ? undefined : { cause: frame.failure.error },
+          );
+        }
       } catch (error) {
+        await settleAll(frame.running);
         if (!frame.reached && isGuardDenial(error)) {
           throw new ForbiddenHandlerError(target.stream, handlerName, message.id, { cause: error });
         }
         throw error;
       }
+      await settleAll(frame.running);
+    };
+    if (target.instance !== undefined) {
+      const proxy = createProxy(target.instance);
+      return (message, context) => run(proxy, message, context);
+    }
+    // A host that is not a singleton: a context id per message, as @nestjs/microservices gives
+    // each event, with the message's `StreamShardContext` as its `REQUEST`. Nest builds the host
+    // and its request-scoped or transient dependencies and enhancers for that context.
+    const resolve = target.resolve as (contextId: ContextId) => Promise<object>;
+    // As microservices' `getContextId`: the application's `ContextIdStrategy` (if any) sees the
+    // context and may attach a parent (durable providers are then shared per tenant); a durable
+    // tree gets the strategy's payload as its `REQUEST`.
+    return async (message, context) => {
+      const contextId = ContextIdFactory.getByRequest(context);
+      const request =
+        target.durable === true && contextId.payload !== undefined ? contextId.payload : context;
+      this.moduleRef.registerRequestByContextId(request, contextId);
+      const instance = await resolve(contextId);
+      await run(createProxy(instance, contextId), message, context);
     };
   }
 }
@@ -285,6 +383,19 @@ function settle(result: unknown): unknown {
   return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
 }
 
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/** Waits until every call in `running` has settled (calls started meanwhile included). */
+async function settleAll(running: ReadonlySet<Promise<unknown>>): Promise<void> {
+  while (running.size > 0) await Promise.all(running);
+}
+
 function isGuardDenial(error: unknown): boolean {
   return error instanceof ForbiddenException && error.message === GUARD_DENIAL_MESSAGE;
 }
@@ -294,10 +405,13 @@ function anyEnhancer(enhancers: DeclaredEnhancers): boolean {
 }
 
 /** The class that declares `methodName` (where parameter decorators stored their metadata). */
-function paramsHostOf(instance: object, methodName: string): Function {
-  let prototype: object | null = Object.getPrototypeOf(instance) as object | null;
+function paramsHostOf(hostPrototype: object, methodName: string): Function {
+  let prototype: object | null = hostPrototype;
   while (prototype !== null && !Object.prototype.hasOwnProperty.call(prototype, methodName)) {
     prototype = Object.getPrototypeOf(prototype) as object | null;
   }
-  return (prototype?.constructor as Function | undefined) ?? instance.constructor;
+  return (
+    (prototype?.constructor as Function | undefined) ??
+    (hostPrototype as { constructor: Function }).constructor
+  );
 }

@@ -13,7 +13,8 @@ export interface StreamHandlerDefinition {
   readonly options: ResolvedStreamShardHandlerOptions;
   /**
    * Handles one message through the handler's enhancers. Resolves: handled (ack). Rejects:
-   * failed (retry, then dead-letter), including `ForbiddenHandlerError` when a guard denied.
+   * failed (retry, then dead-letter; a `NonRetryableError` — `ForbiddenHandlerError` when a guard
+   * denied — dead-letters at once).
    */
   readonly invoke: HandlerInvoke;
   /** Class that hosts the handler (for logs and metrics). */

@@ -1,5 +1,11 @@
 import { Injectable, type OnApplicationBootstrap, type OnModuleInit, Scope } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import {
+  type ContextId,
+  DiscoveryService,
+  MetadataScanner,
+  ModuleRef,
+  ModulesContainer,
+} from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
@@ -7,14 +13,16 @@ import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream
 import { INVALID_HANDLER_OPTIONS, NON_STATIC_HOST } from '../module/stream-coordinator.messages.js';
 import { mergeHandlerOptions } from '../module/stream-coordinator-options.validation.js';
 import { HandlerInvokerFactory } from './handler-invoker.factory.js';
+import { withNonRetryable } from './non-retryable-failures.js';
 import { StreamHandlerMetadataAccessor } from './stream-handler-metadata.accessor.js';
 import { StreamHandlerRegistry } from './stream-handler.registry.js';
 
 /**
  * Finds every `@StreamShardHandler` method on the application's providers and controllers in
  * `onModuleInit`, validates it and registers it; builds their call paths in
- * `onApplicationBootstrap`. Fails the bootstrap on a handler hosted by a request-scoped or
- * transient class, on invalid merged options, and on two handlers for one stream.
+ * `onApplicationBootstrap`. A host that is not a singleton (request-scoped, transient, or made so
+ * by a dependency or an enhancer) is resolved per message. Fails the bootstrap on invalid merged
+ * options and on two handlers for one stream.
  *
  * @internal
  */
@@ -55,7 +63,7 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
       const prototype = hostPrototype(wrapper);
       if (prototype === undefined) continue;
       const instance = wrapper.instance as unknown;
-      if (typeof instance === 'object' && instance !== null) {
+      if (typeof instance === 'object' && instance !== null && wrapper.isDependencyTreeStatic()) {
         if (seen.has(instance)) continue;
         seen.add(instance);
       }
@@ -65,7 +73,12 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
         if (metadata === undefined) continue;
         const className = describeHost(wrapper, prototype);
         const scope = nonStaticScope(wrapper);
-        if (scope !== undefined || typeof instance !== 'object' || instance === null) {
+        const resolve = scope === undefined ? undefined : contextualResolver(wrapper);
+        const singleton =
+          scope === undefined && typeof instance === 'object' && instance !== null
+            ? instance
+            : undefined;
+        if (singleton === undefined && resolve === undefined) {
           throw new InvalidStreamHandlerError(
             className,
             methodName,
@@ -81,7 +94,9 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
           );
         }
         const invoker = this.invokers.create({
-          instance,
+          instance: singleton,
+          prototype,
+          ...(resolve === undefined ? {} : { resolve, durable: wrapper.isDependencyTreeDurable() }),
           methodName,
           className,
           stream: metadata.stream,
@@ -91,7 +106,7 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
         this.registry.register({
           stream: metadata.stream,
           options: merged.options,
-          invoke: invoker.invoke,
+          invoke: withNonRetryable(invoker.invoke, merged.options.nonRetryable),
           prepare: invoker.prepare,
           className,
           methodName,
@@ -103,7 +118,7 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
 
 /**
  * The prototype to scan: the instance's, or for a class provider not instantiated statically
- * (request-scoped) the class's own, so such hosts are found and rejected rather than skipped.
+ * (request-scoped) the class's own, so such hosts are found (and resolved per message).
  */
 function hostPrototype(wrapper: InstanceWrapper): object | undefined {
   const instance = wrapper.instance as unknown;
@@ -125,6 +140,20 @@ function describeHost(wrapper: InstanceWrapper, prototype: object): string {
   const ctor = (prototype as { constructor?: { name?: string } }).constructor;
   if (ctor?.name) return ctor.name;
   return typeof wrapper.token === 'function' ? wrapper.token.name : String(wrapper.token);
+}
+
+/**
+ * Resolves a non-singleton host for a context id through its own module's `ModuleRef` (the
+ * public way, which also builds the host's request-scoped and transient dependencies and
+ * enhancers for that context); `undefined` when its module cannot be found.
+ */
+function contextualResolver(
+  wrapper: InstanceWrapper,
+): ((contextId: ContextId) => Promise<object>) | undefined {
+  const moduleRef = wrapper.host?.providers.get(ModuleRef)?.instance as ModuleRef | undefined;
+  if (moduleRef === undefined) return undefined;
+  const token = wrapper.token;
+  return (contextId) => moduleRef.resolve<unknown, object>(token, contextId, { strict: true });
 }
 
 /** `undefined` for a singleton host; else how it is scoped. */

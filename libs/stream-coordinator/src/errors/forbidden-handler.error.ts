@@ -1,16 +1,18 @@
 import { FORBIDDEN_HANDLER } from '../module/stream-coordinator.messages.js';
-import { StreamCoordinatorError } from './stream-coordinator.error.js';
+import { NonRetryableError } from './non-retryable.error.js';
 
 /**
  * A guard of a `@StreamShardHandler` returned `false`, so the handler did not run. The invocation
- * rejects with this error and the runtime treats the message as failed: it is redelivered per the
- * retry policy and dead-lettered after `maxDeliveries`. (Exception filters see Nest's own
- * `ForbiddenException` first, as for HTTP and microservice handlers; a filter that handles it
- * without rethrowing makes the invocation resolve, and the message is acked.)
+ * rejects with this error, a {@link NonRetryableError}: a guard's decision on a message does not
+ * change on redelivery, so the message is dead-lettered at once (reason `non-retryable`) rather
+ * than holding its shard's keys through every retry. A guard that may admit the message later
+ * throws a retryable error instead of returning `false`. (Exception filters see Nest's own
+ * `ForbiddenException` first, as for HTTP and microservice handlers; a filter that returns a
+ * value handled it, and the message is acked.)
  *
  * @publicApi
  */
-export class ForbiddenHandlerError extends StreamCoordinatorError {
+export class ForbiddenHandlerError extends NonRetryableError {
   override name = 'ForbiddenHandlerError';
 
   constructor(

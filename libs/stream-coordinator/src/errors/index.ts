@@ -5,3 +5,7 @@ export * from './duplicate-stream-handler.error.js';
 export * from './forbidden-handler.error.js';
 export * from './shard-released.error.js';
 export * from './shutdown-order.error.js';
+export * from './non-retryable.error.js';
+export * from './event-handler-failed.error.js';
+export * from './empty-filter-result.error.js';
+export * from './empty-event-result.error.js';

@@ -3,8 +3,8 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
 
 /**
  * A `@StreamShardHandler` cannot be used: invalid stream name or options, applied to something
- * other than an instance method, hosted by a request-scoped or transient provider, or with a
- * parameter the library cannot fill. The message names `ClassName.member`.
+ * other than an instance method, hosted by a non-singleton provider that cannot be built per
+ * message, or with a parameter the library cannot fill. The message names `ClassName.member`.
  *
  * @publicApi
  */

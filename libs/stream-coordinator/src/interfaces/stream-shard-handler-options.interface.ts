@@ -13,6 +13,13 @@ export interface RetryBackoffOptions {
 }
 
 /**
+ * An exception class, as listed in `nonRetryable` (`BadRequestException`, a domain error class).
+ *
+ * @publicApi
+ */
+export type ExceptionClass = abstract new (...args: never[]) => unknown;
+
+/**
  * Options of one `@StreamShardHandler`. Every field has a module-wide default
  * (`handlerDefaults` in the module options).
  *
@@ -34,4 +41,12 @@ export interface StreamShardHandlerOptions {
   retry?: RetryBackoffOptions;
   /** Write messages past `maxDeliveries` to the stream's dead-letter stream. Default true. */
   deadLetter?: boolean;
+  /**
+   * Exception classes that retrying cannot fix (`[BadRequestException, ForbiddenException]`): a
+   * failure that is an instance of one of them, or has one in its `cause` chain, dead-letters the
+   * message at once (reason `non-retryable`) instead of being retried. A handler's list replaces
+   * the `handlerDefaults` one. A `NonRetryableError` and a guard denial are never retried,
+   * listed or not. Default none.
+   */
+  nonRetryable?: readonly ExceptionClass[];
 }

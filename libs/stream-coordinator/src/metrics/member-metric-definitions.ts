@@ -51,13 +51,13 @@ export const MEMBER_METRICS = {
     name: 'messages_dead_lettered_total',
     type: 'counter',
     labels: ['group', 'stream', 'shard', 'reason'],
-    help: 'Messages written to the dead-letter stream, by reason (max-deliveries, undecodable).',
+    help: 'Messages written to the dead-letter stream, by reason (max-deliveries, undecodable, non-retryable).',
   },
   dropped: {
     name: 'messages_dropped_total',
     type: 'counter',
     labels: ['group', 'stream', 'shard', 'reason'],
-    help: 'Messages given up without a dead letter (dead-lettering off), by reason (max-deliveries, undecodable).',
+    help: 'Messages given up without a dead letter (dead-lettering off), by reason (max-deliveries, undecodable, non-retryable).',
   },
   shardsLost: {
     name: 'shards_lost_total',

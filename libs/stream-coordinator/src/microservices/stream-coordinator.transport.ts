@@ -1,8 +1,11 @@
 import type { DynamicModule } from '@nestjs/common';
 import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
-import { lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
 import type { StreamShardContext } from '../context/stream-shard.context.js';
+import { withNonRetryable } from '../discovery/non-retryable-failures.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { EmptyEventResultError } from '../errors/empty-event-result.error.js';
+import { EventHandlerFailedError } from '../errors/event-handler-failed.error.js';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
@@ -22,6 +25,9 @@ import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-conn
 /** Token of the provider that registers a transport's drain (see `drainModule`). */
 const TRANSPORT_DRAIN = Symbol('StreamCoordinatorTransportDrain');
 
+/** What `lastValueFrom` resolves to for an Observable that completed without a value. */
+const NO_VALUE: unique symbol = Symbol('no value');
+
 /** Status values the transport reports on `server.status`. */
 export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
 
@@ -33,6 +39,12 @@ export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
  * `@Payload()` is the `StreamShardMessage`, `@Ctx()` the `StreamShardContext`). Handlers run
  * through Nest's microservice pipeline (guards, interceptors, pipes, filters); a handler that
  * throws or whose observable errors is retried, then dead-lettered, like a `@StreamShardHandler`.
+ * Failures propagate to the transport (as with Kafka), which logs each once and dead-letters it
+ * with the error it received: an `RpcException`'s error as an {@link EventHandlerFailedError};
+ * any other error arrives as Nest's default RPC exception filter leaves it ("Internal server
+ * error", after Nest logged the original) unless an exception filter hands it back as is
+ * (`return throwError(() => exception)`) — then its message, stack and class (for
+ * `nonRetryable`) are kept.
  * Request-response (`@MessagePattern`) is not supported: streams carry events.
  *
  * Shutdown: Nest closes a transport after every provider's `onModuleDestroy` on a signal (with
@@ -52,6 +64,11 @@ export class StreamCoordinatorTransport
   extends Server<Record<string, never>, StreamCoordinatorTransportStatus>
   implements CustomTransportStrategy
 {
+  /**
+   * Failures reach the transport, which retries, dead-letters and logs them (as `ServerKafka`
+   * hands them to kafkajs): Nest does not log an unmatched `RpcException` a second time.
+   */
+  override readonly propagatesEventHandlerErrors = true;
   private readonly options: ResolvedStreamCoordinatorOptions;
   private runtime: MemberRuntime | null = null;
   private connections: StreamCoordinatorConnections | null = null;
@@ -123,10 +140,21 @@ export class StreamCoordinatorTransport
       options: merged.options,
       className: 'EventPattern',
       methodName: pattern,
-      invoke: async (message: StreamShardMessage, context: StreamShardContext) => {
-        const result = this.transformToObservable(await handler(message, context));
-        await lastValueFrom(result, { defaultValue: undefined });
-      },
+      invoke: withNonRetryable(async (message: StreamShardMessage, context: StreamShardContext) => {
+        let emitted = true;
+        try {
+          // as `ServerKafka.handleEvent`: a plain result is handled; a stream must emit
+          const result = await handler(message, context);
+          if (isObservable(result)) {
+            emitted = (await lastValueFrom(result, { defaultValue: NO_VALUE })) !== NO_VALUE;
+          }
+        } catch (error) {
+          // Nest's default RPC exception filter emits `{ status: 'error', message }`
+          throw error instanceof Error ? error : new EventHandlerFailedError(error);
+        }
+        // an exception filter that swallowed a failure with `EMPTY` did not handle it
+        if (!emitted) throw new EmptyEventResultError(pattern, message.id);
+      }, merged.options.nonRetryable),
     });
   }
 

@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import type { ExceptionClass } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { MemberIdStrategy } from '../identity/member-id.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { RedisConnectionOptions } from '../interfaces/redis-connection-options.interface.js';
@@ -28,6 +29,8 @@ export interface ResolvedStreamShardHandlerOptions {
   readonly maxDeliveries: number;
   readonly retry: ResolvedRetryBackoffOptions;
   readonly deadLetter: boolean;
+  /** Exception classes that dead-letter at once (empty: none besides `NonRetryableError`). */
+  readonly nonRetryable: readonly ExceptionClass[];
 }
 
 /**

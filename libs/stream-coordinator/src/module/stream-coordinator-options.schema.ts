@@ -31,6 +31,7 @@ export const OPTION_RULES = {
   metricsPrefix: 'must be a Prometheus name prefix matching [a-zA-Z_:][a-zA-Z0-9_:]*',
   logger: 'must be true, false or a LoggerService (an object with log(), error() and warn())',
   retryOrder: 'must not be greater than "maxDelayMs"',
+  nonRetryable: 'must be an array of exception classes, for example [BadRequestException]',
 } as const;
 
 /** `must be an integer between min and max`. @internal */
@@ -81,6 +82,14 @@ export const streamShardHandlerOptionsSchema = z.strictObject({
   maxDeliveries: integerBetween(OPTION_LIMITS.maxDeliveries).optional(),
   retry: retryBackoffSchema.optional(),
   deadLetter: z.boolean({ error: OPTION_RULES.boolean }).optional(),
+  nonRetryable: z
+    .array(
+      z.custom((value) => typeof value === 'function' && 'prototype' in value, {
+        error: OPTION_RULES.nonRetryable,
+      }),
+      { error: OPTION_RULES.nonRetryable },
+    )
+    .optional(),
 });
 
 function isPort(value: unknown): boolean {

@@ -240,6 +240,7 @@ export function mergeHandlerOptions(
     maxDeliveries: own?.maxDeliveries ?? defaults.maxDeliveries,
     retry: mergeRetry(defaults.retry, own?.retry),
     deadLetter: own?.deadLetter ?? defaults.deadLetter,
+    nonRetryable: own?.nonRetryable ?? defaults.nonRetryable,
   };
   return { options, issues: retryOrderIssues(options.retry, 'retry') };
 }

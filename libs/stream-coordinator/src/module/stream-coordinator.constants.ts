@@ -78,6 +78,7 @@ export const STREAM_SHARD_HANDLER_DEFAULTS = {
   maxDeliveries: 5,
   retry: { initialDelayMs: 100, maxDelayMs: 5_000, multiplier: 2 },
   deadLetter: true,
+  nonRetryable: [],
 } as const;
 
 /**

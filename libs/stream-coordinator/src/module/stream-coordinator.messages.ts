@@ -51,11 +51,11 @@ export const INVALID_HANDLER_OPTIONS = (issues: readonly OptionIssue[]): string 
 export const NOT_A_METHOD = (kind: 'property' | 'class' | 'static method' | 'accessor'): string =>
   `the decorator applies to instance methods only, but was applied to ${kind === 'accessor' ? 'an' : 'a'} ${kind}; move it to a method of an @Injectable() provider or a controller`;
 
-/** Reason: request-scoped or transient host. @internal */
+/** Reason: a non-singleton host the library cannot build per message. @internal */
 export const NON_STATIC_HOST = (className: string, scope: string): string =>
-  `${className} is ${scope}, but stream handlers need a singleton (default-scoped) provider or controller ` +
-  `whose dependencies are singletons too; remove the scope from ${className} and its dependencies, ` +
-  'or move the handler to a singleton provider';
+  `${className} is ${scope}, and its instance cannot be built per message (its module was not ` +
+  `found, or it is not a class provider); provide ${className} as a class in a module, or move ` +
+  'the handler to a singleton provider';
 
 /** Reason: a parameter uses a decorator the library cannot supply. @internal */
 export const UNSUPPORTED_PARAMETER = (index: number): string =>
@@ -86,4 +86,24 @@ export const DUPLICATE_STREAM_HANDLER = (stream: string, first: string, second: 
 /** A guard denied a message. @internal */
 export const FORBIDDEN_HANDLER = (stream: string, handler: string, messageId: string): string =>
   `A guard of ${handler} denied message ${messageId} of stream "${stream}"; ` +
-  'the handler did not run and the message is retried, then dead-lettered, like a failed one';
+  'the handler did not run and the message is dead-lettered at once (a denial is not retried; ' +
+  'a guard that may admit it later should throw a retryable error instead of returning false)';
+
+/** An exception filter returned an Observable that completed without a value. @internal */
+export const EMPTY_FILTER_RESULT = (
+  stream: string,
+  handler: string,
+  messageId: string,
+  cause: string | undefined,
+): string =>
+  `An exception filter of ${handler} returned an Observable that completed without a value for ` +
+  `message ${messageId} of stream "${stream}"${cause === undefined ? '' : ` (the handler failed: ${cause})`}, ` +
+  'so the failure is not handled and the message is retried, then dead-lettered; ' +
+  'return of(value) to mark it handled, or throwError(() => exception) to fail it';
+
+/** An `@EventPattern` handler's result completed without a value. @internal */
+export const EMPTY_EVENT_RESULT = (stream: string, messageId: string): string =>
+  `The @EventPattern handler of stream "${stream}" ended message ${messageId} with an Observable ` +
+  "that completed without a value (its own, or an exception filter's such as return EMPTY), " +
+  'so it is not handled and the message is retried, then dead-lettered (as with ServerKafka); ' +
+  'return or emit a value, such as of(null), to mark it handled';
