@@ -47,6 +47,8 @@ describe('docs/operations.md', () => {
       ...envNamesOf('example-producer'),
       ...Object.keys(PROTOCOL_ERROR_STATUS),
       'REDIS_HOST_PORT', // docker/compose.yml interpolation
+      ...eventTypesIn('apps/coordinator/src/core/group-event.ts'),
+      ...eventTypesIn('apps/coordinator/src/core/streams/stream-record.ts'),
     ]);
     for (const file of ['docker/Dockerfile', 'docker/Dockerfile.worker']) {
       const dockerfile = parseDockerfile(join(ROOT, file));
@@ -85,3 +87,9 @@ describe('docs/operations.md', () => {
     expect(missing).toEqual([]);
   });
 });
+
+/** The event-log types a source file declares as string literals of a union (`| 'NAME'`). */
+function eventTypesIn(file: string): string[] {
+  const source = readFileSync(join(ROOT, file), 'utf8');
+  return [...source.matchAll(/\|\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] as string);
+}

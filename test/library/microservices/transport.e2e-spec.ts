@@ -252,8 +252,9 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
     try {
       await client.connect();
       await lastValueFrom(client.emit('swallowed', { key: 's-1', value: {} }));
+      // The failure's own message says "retried, then dead-lettered": wait for the dead letter's log.
       await waitFor(
-        () => logger.lines.some((l) => l.message.includes('dead-lettered')),
+        () => logger.lines.some((l) => l.message.includes('dead-lettered to')),
         15_000,
         'a dead letter',
       );

@@ -80,9 +80,10 @@ describe('backoffDelay (full jitter)', () => {
       fc.property(fc.double(), fc.double({ min: -1000, max: 100_000 }), (draw, ceiling) => {
         const delay = fullJitter(ceiling, draws([draw]));
         expect(delay).toBeGreaterThanOrEqual(0);
-        expect(delay).toBeLessThanOrEqual(Math.max(0, ceiling));
+        expect(delay).toBeLessThanOrEqual(Number.isNaN(ceiling) ? 0 : Math.max(0, ceiling));
       }),
     );
+    expect(fullJitter(Number.NaN, draws([0.5]))).toBe(0);
   });
 });
 

@@ -31,7 +31,9 @@ export function backoffCeiling(backoff: ResolvedBackoff, failures: number): numb
 export function fullJitter(ceilingMs: number, random: RandomSource = Math.random): number {
   const draw = random();
   const share = Number.isFinite(draw) ? Math.min(1, Math.max(0, draw)) : 0;
-  return Math.max(0, ceilingMs) * share;
+  // A ceiling that is not a finite number (NaN from a bad computation) waits nothing extra
+  // rather than producing a NaN timer delay.
+  return Number.isFinite(ceilingMs) ? Math.max(0, ceilingMs) * share : 0;
 }
 
 /**
