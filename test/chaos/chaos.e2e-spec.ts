@@ -27,6 +27,18 @@ describe(`chaos: seeded faults under keyed load (${config.profile}, seed ${confi
       expect(r.zombieSafety.byKind, `zombie safety ${seed}`).toEqual({});
       expect(r.duplicates.byKind, `duplicates explained ${seed}`).toEqual({});
       expect(outcome.report.ok).toBe(true);
+      // the idle group (all its members stopped over a reshard, back after the new layout): the
+      // old shards it had not read were kept for it, so the same proof holds for it too
+      const idle = outcome.idleReport.results;
+      expect(idle.noLoss.byKind, `idle group: no loss ${seed}`).toEqual({});
+      expect(idle.perKeyOrder.byKind, `idle group: per-key order ${seed}`).toEqual({});
+      expect(idle.singleOwner.byKind, `idle group: single owner ${seed}`).toEqual({});
+      expect(idle.zombieSafety.byKind, `idle group: zombie safety ${seed}`).toEqual({});
+      expect(idle.duplicates.byKind, `idle group: duplicates explained ${seed}`).toEqual({});
+      expect(outcome.idleReport.counts.produced).toBe(outcome.report.counts.produced);
+      expect(outcome.idleReport.ok).toBe(true);
+      expect(outcome.idleReport.counts.deadLetteredUnhandled).toBe(0);
+      expect(outcome.schedule.faults.some((f) => f.kind === 'idle-group-reshard')).toBe(true);
       // no message dead-lettered without ever being handled: the run has no poison messages, and
       // term-member SIGTERMs example workers whose record file (a provider's resource) closes in
       // onModuleDestroy — the drain must finish before it, so a graceful stop dead-letters nothing

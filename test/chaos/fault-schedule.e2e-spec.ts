@@ -6,6 +6,7 @@ import {
   FAULT_KINDS,
   type FaultSchedule,
   formatSchedule,
+  type ScheduledAction,
   planFaults,
 } from './harness/fault-schedule.js';
 import { SeededRandom } from './harness/seeded-random.js';
@@ -108,6 +109,26 @@ describe('chaos harness: the seeded fault schedule', () => {
       partitions.some((ms) => ms > CI.sessionTimeoutMs * 0.75 && ms < CI.sessionTimeoutMs),
     ).toBe(true);
     expect(partitions.some((ms) => ms > CI.sessionTimeoutMs)).toBe(true);
+  });
+  it('an idle-group-reshard stops the idle group, then reshards, then starts it, on one target', () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      for (const f of planFaults(CI, seed).faults.filter((x) => x.kind === 'idle-group-reshard')) {
+        expect(
+          f.actions.map((a) => `${a.target}:${a.action.type}`),
+          `seed ${seed}`,
+        ).toEqual([
+          'idle-group:stop-idle-group',
+          'idle-group:reshard',
+          'idle-group:start-idle-group',
+        ]);
+        const [stop, reshard, start] = f.actions as [
+          ScheduledAction,
+          ScheduledAction,
+          ScheduledAction,
+        ];
+        expect(stop.at < reshard.at && reshard.at < start.at, `seed ${seed}`).toBe(true);
+      }
+    }
   });
 });
 

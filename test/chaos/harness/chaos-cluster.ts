@@ -18,11 +18,20 @@ import { CoordinatorFront } from './coordinator-front.js';
 /** The logical stream of every chaos run, and its group. */
 export const CHAOS_STREAM = 'orders';
 export const CHAOS_GROUP = 'chaos';
+/**
+ * A second group on the same stream whose members all stop before a reshard and come back after
+ * the new layout is published (the `idle-group-reshard` fault); checked like the first one.
+ */
+export const CHAOS_IDLE_GROUP = 'chaos-idle';
+/** The idle group's members (always both running, except during an `idle-group-reshard` fault). */
+export const CHAOS_IDLE_MEMBERS = ['idle1', 'idle2'] as const;
 
 /** One member of the run: a member id, its front to the coordinators, its processes so far. */
 export interface ChaosMember {
   /** The member id (`MEMBER_ID`) — kept across restarts of the same member. */
   readonly name: string;
+  /** The consumer group it joins. */
+  readonly group: string;
   readonly front: CoordinatorFront;
   /** The running process, if any. */
   process: WorkerProcess | null;
@@ -152,12 +161,13 @@ export class ChaosCluster {
   }
 
   /** Starts a member's next process (a new member, or the same member id again after it stopped). */
-  async startMember(name: string): Promise<ChaosMember> {
+  async startMember(name: string, group: string = CHAOS_GROUP): Promise<ChaosMember> {
     let member = this.members.get(name);
     if (!member) {
       const front = await CoordinatorFront.start(() => this.replicaPorts());
       member = {
         name,
+        group,
         front,
         process: null,
         incarnations: 0,
@@ -178,7 +188,7 @@ export class ChaosCluster {
     member.process = await WorkerProcess.start({
       coordinatorUrl: member.front.url,
       redisUrl: this.redis.url,
-      group: CHAOS_GROUP,
+      group: member.group,
       recordFile,
       env: {
         MEMBER_ID: name,
@@ -195,15 +205,17 @@ export class ChaosCluster {
     return [...this.members.values()].filter((m) => m.process?.running === true);
   }
 
-  /** Every record file of every member. */
-  recordFiles(): string[] {
-    return [...this.members.values()].flatMap((m) => m.recordFiles);
+  /** Every record file of every member of `group`. */
+  recordFiles(group: string = CHAOS_GROUP): string[] {
+    return [...this.members.values()]
+      .filter((m) => m.group === group)
+      .flatMap((m) => m.recordFiles);
   }
 
-  /** `GET /v1/groups/chaos` (null before it exists or while no replica answers). */
-  async describe(): Promise<DescribedGroup | null> {
+  /** `GET /v1/groups/{group}` (null before it exists or while no replica answers). */
+  async describe(group: string = CHAOS_GROUP): Promise<DescribedGroup | null> {
     try {
-      const res = await this.admin().get<DescribedGroup>(`/v1/groups/${CHAOS_GROUP}`);
+      const res = await this.admin().get<DescribedGroup>(`/v1/groups/${group}`);
       return res.status === 200 ? res.body : null;
     } catch {
       return null;

@@ -15,17 +15,27 @@ import {
   type MemberCrash,
 } from '../../support/invariants/index.js';
 import type { ChaosConfig } from './chaos-config.js';
-import { CHAOS_GROUP, CHAOS_STREAM, ChaosCluster, handlerDelayOf } from './chaos-cluster.js';
+import {
+  CHAOS_GROUP,
+  CHAOS_IDLE_GROUP,
+  CHAOS_IDLE_MEMBERS,
+  CHAOS_STREAM,
+  ChaosCluster,
+  handlerDelayOf,
+} from './chaos-cluster.js';
 import { ChaosProducer } from './chaos-producer.js';
 import { FaultInjector } from './fault-injector.js';
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
 import { SeededRandom } from './seeded-random.js';
+import { until } from './wait-until.js';
 
 /** What a chaos run leaves for the test to assert on. */
 export interface ChaosOutcome {
   readonly config: ChaosConfig;
   readonly schedule: FaultSchedule;
   readonly report: InvariantReport;
+  /** The same checks for the idle group (its members stop before a reshard, come back after). */
+  readonly idleReport: InvariantReport;
   /** The printed summary (seed, schedule, timeline, invariant table). */
   readonly summary: string;
   /** Actions that failed (a member that would not start, a replica that would not come back). */
@@ -73,8 +83,12 @@ export async function runChaos(
   let failed = true;
   let keptFiles: string | null = null;
   try {
-    await Promise.all(schedule.initialMembers.map((m) => cluster.startMember(m)));
-    await waitForGroup(cluster, schedule.initialMembers, 60_000);
+    await Promise.all([
+      ...schedule.initialMembers.map((m) => cluster.startMember(m)),
+      ...CHAOS_IDLE_MEMBERS.map((m) => cluster.startMember(m, CHAOS_IDLE_GROUP)),
+    ]);
+    await waitForGroup(cluster, CHAOS_GROUP, schedule.initialMembers, 60_000);
+    await waitForGroup(cluster, CHAOS_IDLE_GROUP, CHAOS_IDLE_MEMBERS, 60_000);
     mark('settledMs');
     producer = new ChaosProducer({
       redisUrl: cluster.redis.url,
@@ -93,15 +107,27 @@ export async function runChaos(
     await producer.stop();
     mark('producerStoppedMs');
     const expected = expectedMembers(schedule);
-    const unexpectedExits = expected.filter(
+    const unexpectedExits = [...expected, ...CHAOS_IDLE_MEMBERS].filter(
       (m) => cluster.members.get(m)?.process?.running !== true,
     );
     const survivors = expected.filter((m) => !unexpectedExits.includes(m));
-    await quiesce(cluster, survivors, config.quiesceTimeoutMs);
+    const idleSurvivors = CHAOS_IDLE_MEMBERS.filter((m) => !unexpectedExits.includes(m));
+    await quiesce(
+      cluster,
+      [
+        { group: CHAOS_GROUP, members: survivors },
+        { group: CHAOS_IDLE_GROUP, members: idleSurvivors },
+      ],
+      config.quiesceTimeoutMs,
+    );
     mark('quiescedMs');
 
-    const { input, events, unreadable } = await collect(cluster, producer, injector.crashes);
+    const collected = await collect(cluster, producer, injector.crashes, CHAOS_GROUP);
+    const { input, events } = collected;
+    const idle = await collect(cluster, producer, [], CHAOS_IDLE_GROUP);
+    const unreadable = collected.unreadable + idle.unreadable;
     const report = checkInvariants(input);
+    const idleReport = checkInvariants(idle.input);
     mark('checkedMs');
     const summary = [
       header,
@@ -119,13 +145,19 @@ export async function runChaos(
         .join(' · ')}`,
       '',
       formatInvariantReport(report, `chaos run (seed ${config.seed})`),
+      '',
+      formatInvariantReport(
+        idleReport,
+        `chaos run (seed ${config.seed}), idle group ${CHAOS_IDLE_GROUP}`,
+      ),
       unreadable > 0 ? `(${unreadable} unreadable record lines)` : '',
       `timings (ms since start): ${JSON.stringify(timings)}`,
     ]
       .filter((l) => l !== '')
       .join('\n');
     log(`\n${summary}\n`);
-    failed = !report.ok || injector.failures().length > 0 || unexpectedExits.length > 0;
+    failed =
+      !report.ok || !idleReport.ok || injector.failures().length > 0 || unexpectedExits.length > 0;
     if (failed) log(`diagnostics:\n${cluster.diagnostics()}`);
     if (config.keepFiles || failed) {
       // everything the checker read, next to the record files (for a look at the failure)
@@ -147,6 +179,7 @@ export async function runChaos(
       config,
       schedule,
       report,
+      idleReport,
       summary,
       failedActions: injector
         .failures()
@@ -184,39 +217,18 @@ export function expectedMembers(schedule: FaultSchedule): string[] {
   return [...alive].sort();
 }
 
-/** Polls every 100 ms until `check` returns null; otherwise fails with its last answer. */
-async function until(
-  what: string,
-  check: () => Promise<string | null>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      const problem = await check();
-      if (problem === null) return;
-      last = problem;
-    } catch (error) {
-      last = String(error);
-    }
-    if (Date.now() > deadline)
-      throw new ChaosRunError(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Waits until `members` exactly are in the group, STABLE, every shard assigned to one of them. */
+/** Waits until `members` exactly are in `groupId`, STABLE, every shard assigned to one of them. */
 async function waitForGroup(
   cluster: ChaosCluster,
+  groupId: string,
   members: readonly string[],
   timeoutMs: number,
 ): Promise<DescribedGroup> {
   let group: DescribedGroup | null = null;
   await until(
-    `group ${CHAOS_GROUP} STABLE with ${members.join(', ')}`,
+    `group ${groupId} STABLE with ${members.join(', ')}`,
     async () => {
-      group = await cluster.describe();
+      group = await cluster.describe(groupId);
       if (!group) return 'no group yet';
       const ids = group.members.map((m) => m.memberId).sort();
       if (ids.join(',') !== [...members].sort().join(',')) return `members ${ids.join(',')}`;
@@ -234,12 +246,12 @@ async function waitForGroup(
 }
 
 /**
- * The end of a run: reshard finished, the group stable with the surviving members, and every
- * current shard read to its last entry with nothing pending.
+ * The end of a run: reshard finished, each group stable with its surviving members, and every
+ * current shard read to its end by each group with nothing pending.
  */
 async function quiesce(
   cluster: ChaosCluster,
-  members: readonly string[],
+  groups: ReadonlyArray<{ readonly group: string; readonly members: readonly string[] }>,
   timeoutMs: number,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -252,7 +264,7 @@ async function quiesce(
     },
     left(),
   );
-  await waitForGroup(cluster, members, left());
+  for (const { group, members } of groups) await waitForGroup(cluster, group, members, left());
   const redis = cluster.redisClient();
   await until(
     'every shard read to its end and acknowledged',
@@ -263,12 +275,14 @@ async function quiesce(
       for (const { id, key } of shards) {
         const info = (await redis.xinfo('STREAM', key).catch(() => null)) as unknown[] | null;
         const last = info ? (info[info.indexOf('last-generated-id') + 1] as string) : '0-0';
-        const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
-        const g = groups.find((row) => row[row.indexOf('name') + 1] === CHAOS_GROUP);
-        const delivered = g ? (g[g.indexOf('last-delivered-id') + 1] as string) : '0-0';
-        const pending = g ? Number(g[g.indexOf('pending') + 1]) : 0;
-        if ((last !== '0-0' && delivered !== last) || pending > 0) {
-          problems.push(`shard ${id}: pending ${pending}, read ${delivered} of ${last}`);
+        const rows = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+        for (const { group } of groups) {
+          const g = rows.find((row) => row[row.indexOf('name') + 1] === group);
+          const delivered = g ? (g[g.indexOf('last-delivered-id') + 1] as string) : '0-0';
+          const pending = g ? Number(g[g.indexOf('pending') + 1]) : 0;
+          if ((last !== '0-0' && delivered !== last) || pending > 0) {
+            problems.push(`${group} shard ${id}: pending ${pending}, read ${delivered} of ${last}`);
+          }
         }
       }
       return problems.length === 0 ? null : problems.join('; ');
@@ -277,15 +291,19 @@ async function quiesce(
   );
 }
 
-/** Everything the checker needs, read at the end of the run. */
+/** Everything the checker needs about `group`, read at the end of the run. */
 async function collect(
   cluster: ChaosCluster,
   producer: ChaosProducer,
   crashes: readonly MemberCrash[],
+  group: string,
 ): Promise<{ input: InvariantInput; events: GroupEventEntry[]; unreadable: number }> {
   const routing = await cluster.routing();
-  const records = readRecordFiles(cluster.recordFiles());
-  const events = await fetchGroupEvents(cluster.adminFront.url, TEST_TOKENS.admin, CHAOS_GROUP);
+  const records = readRecordFiles(cluster.recordFiles(group));
+  const members = new Set(
+    [...cluster.members.values()].filter((m) => m.group === group).map((m) => m.name),
+  );
+  const events = await fetchGroupEvents(cluster.adminFront.url, TEST_TOKENS.admin, group);
   const redis = cluster.redisClient();
   const input: InvariantInput = {
     stream: CHAOS_STREAM,
@@ -293,8 +311,11 @@ async function collect(
     handled: records.handled,
     acks: records.acks,
     ownership: ownershipFromEvents(events),
-    pending: await readPendingSnapshot(redis, CHAOS_GROUP, routing.shards),
-    deadLettered: await readDeadLetters(redis, routing.deadLetterKey),
+    pending: await readPendingSnapshot(redis, group, routing.shards),
+    // one dead-letter stream for every group of the stream: a group's entries name its members
+    deadLettered: (await readDeadLetters(redis, routing.deadLetterKey)).filter((d) =>
+      members.has(d.memberId),
+    ),
     crashes,
   };
   return { input, events, unreadable: records.unreadable };

@@ -1,6 +1,7 @@
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import type { MemberCrash } from '../../support/invariants/index.js';
 import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
+import { startIdleGroup, stopIdleGroup } from './idle-group.js';
 import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
 import { recreateGroupAcrossReplicas } from './group-recreate-probe.js';
 
@@ -136,6 +137,10 @@ export class FaultInjector {
         return this.reshard(action.shards);
       case 'recreate-group':
         return recreateGroupAcrossReplicas(c, action.group);
+      case 'stop-idle-group':
+        return stopIdleGroup(c);
+      case 'start-idle-group':
+        return startIdleGroup(c);
     }
   }
 
@@ -191,6 +196,10 @@ export function describe(action: ChaosAction): string {
       return `reshard to ${action.shards}`;
     case 'recreate-group':
       return `delete and re-create group ${action.group} across the replicas`;
+    case 'stop-idle-group':
+      return 'stop every member of the idle group';
+    case 'start-idle-group':
+      return 'start the idle group again once the new layout is published';
   }
 }
 

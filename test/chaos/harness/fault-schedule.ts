@@ -14,6 +14,7 @@ export const FAULT_KINDS = [
   'join-member',
   'reshard',
   'recreate-group',
+  'idle-group-reshard',
 ] as const;
 
 /** One kind of fault. */
@@ -41,7 +42,9 @@ export type ChaosAction =
   | { readonly type: 'start-coordinator'; readonly replica: 'A' | 'B' }
   | { readonly type: 'restart-redis'; readonly crash: boolean }
   | { readonly type: 'reshard'; readonly shards: number }
-  | { readonly type: 'recreate-group'; readonly group: string };
+  | { readonly type: 'recreate-group'; readonly group: string }
+  | { readonly type: 'stop-idle-group' }
+  | { readonly type: 'start-idle-group' };
 
 /** An action at its planned time (ms after the fault phase began). */
 export interface ScheduledAction {
@@ -283,6 +286,25 @@ function planOne(
       state.shards = shards;
       state.busy('reshard', at + 20_000);
       return fault(`reshard ${from} → ${shards} shards`);
+    }
+    case 'idle-group-reshard': {
+      if (!state.free('reshard', at) || !state.free('idle-group', at)) return null;
+      const options = sizing.reshardTo.filter((n) => n !== state.shards);
+      if (options.length === 0) return null;
+      const shards = random.pick(options);
+      const down = random.int(500, 4000);
+      // one target: the reshard is asked for only once the group has no member left, and the
+      // members come back only once the new layout is published (the injector waits for it)
+      act(0, 'idle-group', { type: 'stop-idle-group' });
+      act(1, 'idle-group', { type: 'reshard', shards });
+      act(1 + down, 'idle-group', { type: 'start-idle-group' });
+      const from = state.shards;
+      state.shards = shards;
+      state.busy('reshard', at + 15_000);
+      state.busy('idle-group', at + down + SETTLE_MS * 2);
+      return fault(
+        `idle group: stop all its members, reshard ${from} → ${shards} shards, members back ≥ ${down} ms later (after the new layout)`,
+      );
     }
     case 'recreate-group': {
       if (!state.free('side-group', at)) return null;
