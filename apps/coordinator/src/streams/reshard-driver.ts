@@ -140,14 +140,7 @@ export class ReshardDriver {
   async request(stream: string, request: ReshardRequest): Promise<ReshardRequestResult> {
     const started = await this.queue.run(stream, async () => {
       for (let attempt = 0; attempt < MAX_REQUEST_ATTEMPTS; attempt++) {
-        await this.registry.refresh();
-        const record = this.registry.get(stream);
-        if (!record) {
-          throw new CoordinatorError(
-            'STREAM_NOT_FOUND',
-            `stream "${stream}" does not exist; create it with PUT /v1/streams/${stream}`,
-          );
-        }
+        const record = await this.freshRecord(stream);
         const begun = beginReshard(record, request, this.options.maxShards, this.clock.now());
         if (begun.kind === 'unchanged') return { outcome: 'unchanged' as const, record };
         if (
@@ -180,6 +173,19 @@ export class ReshardDriver {
     return { outcome: 'accepted', record: this.registry.get(stream) ?? started.record };
   }
 
+  /** The stream's record as Redis has it now; STREAM_NOT_FOUND when there is none. */
+  private async freshRecord(stream: string): Promise<StreamRecord> {
+    await this.registry.refresh();
+    const record = this.registry.get(stream);
+    if (!record) {
+      throw new CoordinatorError(
+        'STREAM_NOT_FOUND',
+        `stream "${stream}" does not exist; create it with PUT /v1/streams/${stream}`,
+      );
+    }
+    return record;
+  }
+
   /**
    * `POST /v1/streams/{stream}/groups/{group}/abandon`: the running reshard stops waiting for
    * `group` (see {@link abandonGroup}); the old shards nobody else needs are deleted by the next
@@ -194,14 +200,7 @@ export class ReshardDriver {
   abandon(stream: string, group: string): Promise<StreamRecord> {
     return this.queue.run(stream, async () => {
       for (let attempt = 0; attempt < MAX_REQUEST_ATTEMPTS; attempt++) {
-        await this.registry.refresh();
-        const record = this.registry.get(stream);
-        if (!record) {
-          throw new CoordinatorError(
-            'STREAM_NOT_FOUND',
-            `stream "${stream}" does not exist; create it with PUT /v1/streams/${stream}`,
-          );
-        }
+        const record = await this.freshRecord(stream);
         const seen = record.resharding?.groups.includes(group)
           ? await this.groups.observe(group, stream)
           : undefined;
