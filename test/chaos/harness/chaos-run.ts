@@ -1,6 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DescribedGroup, GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  type DescribedGroup,
+  type GroupEventEntry,
+  KeySpace,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import { TEST_TOKENS } from '../../support/coordinator-process.js';
 import {
   checkInvariants,
@@ -13,11 +17,12 @@ import {
   type InvariantInput,
   type InvariantReport,
   type MemberCrash,
+  type ProducedMessage,
 } from '../../support/invariants/index.js';
 import type { ChaosConfig } from './chaos-config.js';
 import { CHAOS_GROUP, CHAOS_STREAM, ChaosCluster, handlerDelayOf } from './chaos-cluster.js';
 import { ChaosProducer } from './chaos-producer.js';
-import { FaultInjector } from './fault-injector.js';
+import { FaultInjector, type RecordedRollback } from './fault-injector.js';
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
 import { SeededRandom } from './seeded-random.js';
 
@@ -100,7 +105,12 @@ export async function runChaos(
     await quiesce(cluster, survivors, config.quiesceTimeoutMs);
     mark('quiescedMs');
 
-    const { input, events, unreadable } = await collect(cluster, producer, injector.crashes);
+    const { input, events, unreadable } = await collect(
+      cluster,
+      producer,
+      injector.crashes,
+      injector.rollbacks,
+    );
     const report = checkInvariants(input);
     mark('checkedMs');
     const summary = [
@@ -282,6 +292,7 @@ async function collect(
   cluster: ChaosCluster,
   producer: ChaosProducer,
   crashes: readonly MemberCrash[],
+  rollbacks: readonly RecordedRollback[],
 ): Promise<{ input: InvariantInput; events: GroupEventEntry[]; unreadable: number }> {
   const routing = await cluster.routing();
   const records = readRecordFiles(cluster.recordFiles());
@@ -296,6 +307,67 @@ async function collect(
     pending: await readPendingSnapshot(redis, CHAOS_GROUP, routing.shards),
     deadLettered: await readDeadLetters(redis, routing.deadLetterKey),
     crashes,
+    redisRollbacks: rollbacks.map(({ snapshotAt, killedAt }) => ({ snapshotAt, killedAt })),
+    lostByRedis: lostByRedis(producer.produced, rollbacks, new KeySpace(cluster.prefix)),
+    deliveryLostByRedis: deliveryLostByRedis(
+      producer.produced,
+      rollbacks,
+      new KeySpace(cluster.prefix),
+    ),
   };
   return { input, events, unreadable: records.unreadable };
+}
+
+/**
+ * The produced messages whose `XADD` Redis lost: published before a rollback's kill, with an id
+ * above the last entry id of their shard that survived it (a shard that did not survive at all
+ * lost every message published to it before the kill). Ids are Redis' millisecond time, and
+ * every id issued after the restart is above the kill time, so nothing published later matches.
+ */
+export function lostByRedis(
+  produced: readonly ProducedMessage[],
+  rollbacks: readonly RecordedRollback[],
+  keys: KeySpace,
+): Array<{ shard: number; id: string }> {
+  return produced
+    .filter((p) =>
+      rollbacks.some((r) => {
+        const [ms = 0] = p.id.split('-').map(Number);
+        if (ms > r.killedAt) return false;
+        const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard)) ?? '0-0';
+        return compareIds(p.id, tail) > 0;
+      }),
+    )
+    .map((p) => ({ shard: p.shard, id: p.id }));
+}
+
+/**
+ * The produced messages whose delivery to the chaos group Redis may have lost: published before a
+ * rollback's kill, kept by Redis, above the group's last-delivered-id that survived on their
+ * shard (they are read again as new; an ack of the lost delivery acknowledged nothing).
+ */
+export function deliveryLostByRedis(
+  produced: readonly ProducedMessage[],
+  rollbacks: readonly RecordedRollback[],
+  keys: KeySpace,
+): Array<{ shard: number; id: string }> {
+  return produced
+    .filter((p) =>
+      rollbacks.some((r) => {
+        const [ms = 0] = p.id.split('-').map(Number);
+        if (ms > r.killedAt) return false;
+        const shardKey = keys.shardKey(CHAOS_STREAM, p.shard);
+        const tail = r.tails.get(shardKey) ?? '0-0';
+        const delivered = r.delivered.get(shardKey) ?? '0-0';
+        return compareIds(p.id, tail) <= 0 && compareIds(p.id, delivered) > 0;
+      }),
+    )
+    .map((p) => ({ shard: p.shard, id: p.id }));
+}
+
+/** Orders two stream entry ids (`ms-seq`). */
+function compareIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
 }
