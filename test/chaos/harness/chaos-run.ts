@@ -146,6 +146,9 @@ export async function runChaos(
           schedule,
           produced: input.produced,
           crashes: input.crashes,
+          redisRollbacks: input.redisRollbacks,
+          lostByRedis: input.lostByRedis,
+          deliveryLostByRedis: input.deliveryLostByRedis,
           events,
         }),
       );
@@ -320,9 +323,11 @@ async function collect(
 
 /**
  * The produced messages whose `XADD` Redis lost: published before a rollback's kill, with an id
- * above the last entry id of their shard that survived it (a shard that did not survive at all
- * lost every message published to it before the kill). Ids are Redis' millisecond time, and
- * every id issued after the restart is above the kill time, so nothing published later matches.
+ * above the last entry id of their shard that survived it. A shard missing after the restart was
+ * either created in the lost window (its messages are lost) or deleted by a reshard before the
+ * snapshot (drained: nothing lost), so there only messages with an id from the snapshot on
+ * count. Ids are Redis' millisecond time, and every id issued after the restart is above the
+ * kill time, so nothing published later matches.
  */
 export function lostByRedis(
   produced: readonly ProducedMessage[],
@@ -334,7 +339,8 @@ export function lostByRedis(
       rollbacks.some((r) => {
         const [ms = 0] = p.id.split('-').map(Number);
         if (ms > r.killedAt) return false;
-        const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard)) ?? '0-0';
+        const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard));
+        if (tail === undefined) return ms >= r.snapshotAt - SNAPSHOT_SLACK_MS;
         return compareIds(p.id, tail) > 0;
       }),
     )
@@ -364,6 +370,9 @@ export function deliveryLostByRedis(
     )
     .map((p) => ({ shard: p.shard, id: p.id }));
 }
+
+/** A write Redis executed this long before the snapshot may still have been written after it. */
+const SNAPSHOT_SLACK_MS = 50;
 
 /** Orders two stream entry ids (`ms-seq`). */
 function compareIds(a: string, b: string): number {

@@ -354,6 +354,22 @@ describe('invariant checker', () => {
     expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 1 });
   });
 
+  it('zombie safety: a handling in a window whose event-log entries Redis lost is unverifiable, only there', () => {
+    const input = clean();
+    const run = { ...input, handled: [...input.handled, h('A', a2, 150, 151, 2)] };
+    const inWindow = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 140, killedAt: T + 155 }],
+    });
+    expect(inWindow.results.zombieSafety.byKind).toEqual({});
+    expect(inWindow.results.zombieSafety.notes).toMatchObject({ unverifiableLostEvents: 1 });
+    const before = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 160, killedAt: T + 170 }],
+    });
+    expect(before.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+  });
+
   it('builds the ownership timeline from the event log', () => {
     const at = (ms: number): string => new Date(T + ms).toISOString();
     const intervals = ownershipFromEvents([

@@ -78,7 +78,10 @@ import { ViolationLog } from './violation-log.js';
  * and the message is read again as new. A repeat with the same delivery count of such a message,
  * or one whose earlier handling started in a rollback's window and which itself starts after the
  * kill, is counted as `redisRollback`, not `same-delivery` (Redis lost the delivery and its
- * count).
+ * count). The event-log entries of a lost window are gone too, so a handling started or an ack
+ * sent in it that the timeline does not cover is counted as `unverifiableLostEvents` in zombie
+ * safety; single owner (committed handlings never overlap) does not use the event log and holds
+ * there as everywhere.
  */
 export function checkInvariants(
   input: InvariantInput,
@@ -196,6 +199,16 @@ class CheckContext {
     const sent = a.t0 ?? a.t;
     return this.rollbacks.some(
       (r) => a.t >= r.snapshotAt - this.slack && sent <= r.killedAt + this.slack,
+    );
+  }
+
+  /**
+   * Whether `t` lies in a rollback's lost window (snapshot to kill): the event-log entries that
+   * granted or took shards then are gone, so the timeline cannot vouch for that span.
+   */
+  inLostWindow(t: number): boolean {
+    return this.rollbacks.some(
+      (r) => t >= r.snapshotAt - this.slack && t <= r.killedAt + this.slack,
     );
   }
 
@@ -475,7 +488,9 @@ function checkZombieSafety(ctx: CheckContext): InvariantResult {
   };
   for (const h of ctx.handled) {
     const owned = covering(h.m, h.s, h.t0);
-    if (!owned) {
+    if (!owned && ctx.inLostWindow(h.t0)) {
+      log.note('unverifiableLostEvents');
+    } else if (!owned) {
       log.add(
         'handled-without-ownership',
         () =>
@@ -491,6 +506,11 @@ function checkZombieSafety(ctx: CheckContext): InvariantResult {
     // bounds are known: after the member's handlings of the acked ids ended, before `t`.
     const sentFrom = a.t0 ?? ctx.latestHandlingEnd(a);
     const sentTo = a.t0 ?? a.t;
+    if (ctx.inLostWindow(sentTo)) {
+      // the grant it relied on may be one of the event-log entries Redis lost
+      log.note('unverifiableLostEvents');
+      continue;
+    }
     const ownedThen = (intervals.get(`${a.m}|${a.s}`) ?? []).some(
       (i) => i.from - slack <= sentTo && (i.to === null || sentFrom <= i.to + slack),
     );
