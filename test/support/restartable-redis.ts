@@ -1,3 +1,5 @@
+import { cpSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import { type RedisServerProcess, spawnRedisServer } from './redis-server-process.js';
 import { createTempDir } from './temp-dir.js';
@@ -22,9 +24,24 @@ export interface RestartableRedis {
   kill(): Promise<void>;
   /** Starts it again (stopping it first if up) on the same port with the same data dir. */
   restart(): Promise<void>;
+  /**
+   * Copies what is persisted now (the AOF directory; with `appendfsync always` every write
+   * answered so far) and returns the copy's path, for {@link RestartableRedis.crashToSnapshot}.
+   */
+  snapshot(): string;
+  /**
+   * Crashes the server (SIGKILL) and brings it back from `snapshot`: every write after the
+   * snapshot is lost, as after a crash with AOF `everysec` or a restart from an older RDB.
+   * `inspect` runs first against the restored data on another port, with no other client able to
+   * write (to read what survived); its result is returned once the server is back on its port.
+   */
+  crashToSnapshot<T>(snapshot: string, inspect: (url: string) => Promise<T>): Promise<T>;
   /** Stops it for good and removes its data dir. Idempotent. */
   dispose(): Promise<void>;
 }
+
+/** Where `redis-server` keeps its AOF files (the default `appenddirname`). */
+const AOF_DIR = 'appendonlydir';
 
 /** Options of {@link startRestartableRedis}. */
 export interface RestartableRedisOptions {
@@ -50,6 +67,9 @@ export async function startRestartableRedis(
     'always',
     '--save',
     '',
+    // a rewrite would replace the files a snapshot copies
+    '--auto-aof-rewrite-percentage',
+    '0',
     ...(options.args ?? []),
   ];
   const launch = (): Promise<RedisServerProcess> => spawnRedisServer({ port, dir: dir.path, args });
@@ -61,6 +81,7 @@ export async function startRestartableRedis(
     throw error;
   }
   let disposed = false;
+  let snapshots = 0;
   const handle: RestartableRedis = {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -78,6 +99,27 @@ export async function startRestartableRedis(
       if (disposed) throw new Error(`restartable Redis on port ${port} was disposed`);
       await server?.stop();
       server = await launch();
+    },
+    snapshot() {
+      const copy = join(dir.path, `snapshot-${++snapshots}`);
+      cpSync(join(dir.path, AOF_DIR), copy, { recursive: true });
+      return copy;
+    },
+    async crashToSnapshot<T>(snapshot: string, inspect: (url: string) => Promise<T>) {
+      if (disposed) throw new Error(`restartable Redis on port ${port} was disposed`);
+      await server?.kill();
+      rmSync(join(dir.path, AOF_DIR), { recursive: true, force: true });
+      cpSync(snapshot, join(dir.path, AOF_DIR), { recursive: true });
+      rmSync(snapshot, { recursive: true, force: true });
+      const probe = await spawnRedisServer({ port: await freePort(), dir: dir.path, args });
+      let result: T;
+      try {
+        result = await inspect(probe.url);
+      } finally {
+        await probe.stop();
+      }
+      server = await launch();
+      return result;
     },
     async dispose() {
       if (disposed) return;

@@ -1,6 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DescribedGroup, GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  type DescribedGroup,
+  type GroupEventEntry,
+  KeySpace,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import { TEST_TOKENS } from '../../support/coordinator-process.js';
 import {
   checkInvariants,
@@ -13,6 +17,7 @@ import {
   type InvariantInput,
   type InvariantReport,
   type MemberCrash,
+  type ProducedMessage,
 } from '../../support/invariants/index.js';
 import type { ChaosConfig } from './chaos-config.js';
 import {
@@ -24,7 +29,7 @@ import {
   handlerDelayOf,
 } from './chaos-cluster.js';
 import { ChaosProducer } from './chaos-producer.js';
-import { FaultInjector } from './fault-injector.js';
+import { deliveredKey, FaultInjector, type RecordedRollback } from './fault-injector.js';
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
 import { SeededRandom } from './seeded-random.js';
 import { until } from './wait-until.js';
@@ -122,9 +127,15 @@ export async function runChaos(
     );
     mark('quiescedMs');
 
-    const collected = await collect(cluster, producer, injector.crashes, CHAOS_GROUP);
+    const collected = await collect(
+      cluster,
+      producer,
+      injector.crashes,
+      injector.rollbacks,
+      CHAOS_GROUP,
+    );
     const { input, events } = collected;
-    const idle = await collect(cluster, producer, [], CHAOS_IDLE_GROUP);
+    const idle = await collect(cluster, producer, [], injector.rollbacks, CHAOS_IDLE_GROUP);
     const unreadable = collected.unreadable + idle.unreadable;
     const report = checkInvariants(input);
     const idleReport = checkInvariants(idle.input);
@@ -168,6 +179,9 @@ export async function runChaos(
           schedule,
           produced: input.produced,
           crashes: input.crashes,
+          redisRollbacks: input.redisRollbacks,
+          lostByRedis: input.lostByRedis,
+          deliveryLostByRedis: input.deliveryLostByRedis,
           events,
         }),
       );
@@ -296,6 +310,7 @@ async function collect(
   cluster: ChaosCluster,
   producer: ChaosProducer,
   crashes: readonly MemberCrash[],
+  rollbacks: readonly RecordedRollback[],
   group: string,
 ): Promise<{ input: InvariantInput; events: GroupEventEntry[]; unreadable: number }> {
   const routing = await cluster.routing();
@@ -317,6 +332,75 @@ async function collect(
       members.has(d.memberId),
     ),
     crashes,
+    redisRollbacks: rollbacks.map(({ snapshotAt, killedAt }) => ({ snapshotAt, killedAt })),
+    lostByRedis: lostByRedis(producer.produced, rollbacks, new KeySpace(cluster.prefix)),
+    deliveryLostByRedis: deliveryLostByRedis(
+      producer.produced,
+      rollbacks,
+      new KeySpace(cluster.prefix),
+      group,
+    ),
   };
   return { input, events, unreadable: records.unreadable };
+}
+
+/**
+ * The produced messages whose `XADD` Redis lost: published before a rollback's kill, with an id
+ * above the last entry id of their shard that survived it. A shard missing after the restart was
+ * either created in the lost window (its messages are lost) or deleted by a reshard before the
+ * snapshot (drained: nothing lost), so there only messages with an id from the snapshot on
+ * count. Ids are Redis' millisecond time, and every id issued after the restart is above the
+ * kill time, so nothing published later matches.
+ */
+export function lostByRedis(
+  produced: readonly ProducedMessage[],
+  rollbacks: readonly RecordedRollback[],
+  keys: KeySpace,
+): Array<{ shard: number; id: string }> {
+  return produced
+    .filter((p) =>
+      rollbacks.some((r) => {
+        const [ms = 0] = p.id.split('-').map(Number);
+        if (ms > r.killedAt) return false;
+        const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard));
+        if (tail === undefined) return ms >= r.snapshotAt - SNAPSHOT_SLACK_MS;
+        return compareIds(p.id, tail) > 0;
+      }),
+    )
+    .map((p) => ({ shard: p.shard, id: p.id }));
+}
+
+/**
+ * The produced messages whose delivery to the chaos group Redis may have lost: published before a
+ * rollback's kill, kept by Redis, above the group's last-delivered-id that survived on their
+ * shard (they are read again as new; an ack of the lost delivery acknowledged nothing).
+ */
+export function deliveryLostByRedis(
+  produced: readonly ProducedMessage[],
+  rollbacks: readonly RecordedRollback[],
+  keys: KeySpace,
+  group: string,
+): Array<{ shard: number; id: string }> {
+  return produced
+    .filter((p) =>
+      rollbacks.some((r) => {
+        const [ms = 0] = p.id.split('-').map(Number);
+        if (ms > r.killedAt) return false;
+        const shardKey = keys.shardKey(CHAOS_STREAM, p.shard);
+        const tail = r.tails.get(shardKey) ?? '0-0';
+        const delivered = r.delivered.get(deliveredKey(group, shardKey)) ?? '0-0';
+        return compareIds(p.id, tail) <= 0 && compareIds(p.id, delivered) > 0;
+      }),
+    )
+    .map((p) => ({ shard: p.shard, id: p.id }));
+}
+
+/** A write Redis executed this long before the snapshot may still have been written after it. */
+const SNAPSHOT_SLACK_MS = 50;
+
+/** Orders two stream entry ids (`ms-seq`). */
+function compareIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
 }

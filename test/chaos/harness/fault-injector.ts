@@ -1,9 +1,21 @@
+import { Redis } from 'ioredis';
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
-import type { MemberCrash } from '../../support/invariants/index.js';
+import type { MemberCrash, RedisRollback } from '../../support/invariants/index.js';
 import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
 import { startIdleGroup, stopIdleGroup } from './idle-group.js';
 import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
 import { recreateGroupAcrossReplicas } from './group-recreate-probe.js';
+
+/** A Redis rollback the harness caused, with each stream's last entry id that survived it. */
+export interface RecordedRollback extends RedisRollback {
+  /** Shard key → last entry id that survived. */
+  readonly tails: ReadonlyMap<string, string>;
+  /**
+   * `deliveredKey(group, shard key)` → that group's last-delivered-id that survived (absent: no
+   * such consumer group there).
+   */
+  readonly delivered: ReadonlyMap<string, string>;
+}
 
 /** What happened to one action. */
 export interface ActionOutcome {
@@ -25,6 +37,8 @@ export class FaultInjector {
   readonly outcomes: ActionOutcome[] = [];
   /** Member processes killed with SIGKILL, and when they were known dead (wall clock). */
   readonly crashes: MemberCrash[] = [];
+  /** Redis restarts that lost writes: when, and each stream's last entry id that survived. */
+  readonly rollbacks: RecordedRollback[] = [];
   private readonly chains = new Map<string, Promise<void>>();
   private origin = 0;
 
@@ -133,6 +147,8 @@ export class FaultInjector {
         if (action.crash) await c.redis.kill();
         await c.redis.restart();
         return '';
+      case 'rollback-redis':
+        return this.rollbackRedis(action.lostMs);
       case 'reshard':
         return this.reshard(action.shards);
       case 'recreate-group':
@@ -142,6 +158,24 @@ export class FaultInjector {
       case 'start-idle-group':
         return startIdleGroup(c);
     }
+  }
+
+  /**
+   * Copies Redis' persisted state, lets `lostMs` of writes go on, crashes Redis and brings it
+   * back from the copy; records each stream's last surviving entry id (read before any client can
+   * write again), from which the run tells the messages Redis itself lost.
+   */
+  private async rollbackRedis(lostMs: number): Promise<string> {
+    const redis = this.cluster.redis;
+    const snapshotAt = Date.now();
+    const snapshot = redis.snapshot();
+    await sleep(lostMs);
+    const killedAt = Date.now();
+    const { tails, delivered } = await redis.crashToSnapshot(snapshot, (url) =>
+      readStreamTails(url, this.cluster.prefix),
+    );
+    this.rollbacks.push({ snapshotAt, killedAt, tails, delivered });
+    return `${Math.round(killedAt - snapshotAt)} ms of writes lost, ${tails.size} streams survived`;
   }
 
   /** Asks for a reshard (retrying while no replica answers); a reshard still running is noted. */
@@ -192,6 +226,8 @@ export function describe(action: ChaosAction): string {
       return `start coordinator ${action.replica}`;
     case 'restart-redis':
       return `restart Redis${action.crash ? ' (crash)' : ''}`;
+    case 'rollback-redis':
+      return `crash Redis, restart it without its last ${action.lostMs} ms of writes`;
     case 'reshard':
       return `reshard to ${action.shards}`;
     case 'recreate-group':
@@ -203,6 +239,54 @@ export function describe(action: ChaosAction): string {
   }
 }
 
+/**
+ * The last entry id of every stream under `prefix` on the Redis at `url`, and every consumer
+ * group's last-delivered-id on each (keyed by {@link deliveredKey}).
+ */
+async function readStreamTails(
+  url: string,
+  prefix: string,
+): Promise<{ tails: Map<string, string>; delivered: Map<string, string> }> {
+  const client = new Redis(url, { maxRetriesPerRequest: 3 });
+  try {
+    const tails = new Map<string, string>();
+    const delivered = new Map<string, string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(
+        cursor,
+        'MATCH',
+        `${prefix}*`,
+        'COUNT',
+        1000,
+        'TYPE',
+        'stream',
+      );
+      cursor = next;
+      for (const key of keys) {
+        const info = (await client.xinfo('STREAM', key)) as unknown[];
+        tails.set(key, info[info.indexOf('last-generated-id') + 1] as string);
+        const groups = (await client.xinfo('GROUPS', key)) as unknown[][];
+        for (const row of groups) {
+          const name = row[row.indexOf('name') + 1] as string;
+          delivered.set(
+            deliveredKey(name, key),
+            row[row.indexOf('last-delivered-id') + 1] as string,
+          );
+        }
+      }
+    } while (cursor !== '0');
+    return { tails, delivered };
+  } finally {
+    client.disconnect();
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Key of {@link RecordedRollback.delivered}: group names hold no space. */
+export function deliveredKey(group: string, shardKey: string): string {
+  return `${group} ${shardKey}`;
 }

@@ -11,6 +11,7 @@ export const FAULT_KINDS = [
   'drop-heartbeat-responses',
   'kill-coordinator',
   'restart-redis',
+  'lose-redis-writes',
   'join-member',
   'reshard',
   'recreate-group',
@@ -41,6 +42,7 @@ export type ChaosAction =
     }
   | { readonly type: 'start-coordinator'; readonly replica: 'A' | 'B' }
   | { readonly type: 'restart-redis'; readonly crash: boolean }
+  | { readonly type: 'rollback-redis'; readonly lostMs: number }
   | { readonly type: 'reshard'; readonly shards: number }
   | { readonly type: 'recreate-group'; readonly group: string }
   | { readonly type: 'stop-idle-group' }
@@ -275,6 +277,16 @@ function planOne(
       state.busy('redis', at + SETTLE_MS * 2);
       state.busy('coordinator', at + SETTLE_MS * 2);
       return fault(`restart Redis (${crash ? 'SIGKILL, then AOF replay' : 'clean SIGTERM'})`);
+    }
+    case 'lose-redis-writes': {
+      if (!infra) return null;
+      const lostMs = random.int(700, 1300);
+      act(0, 'redis', { type: 'rollback-redis', lostMs });
+      state.busy('redis', at + lostMs + SETTLE_MS * 2);
+      state.busy('coordinator', at + lostMs + SETTLE_MS * 2);
+      return fault(
+        `snapshot Redis's AOF, SIGKILL Redis ${lostMs} ms later, restart it from the snapshot (its last ${lostMs} ms of acknowledged writes lost)`,
+      );
     }
     case 'reshard': {
       if (!state.free('reshard', at)) return null;

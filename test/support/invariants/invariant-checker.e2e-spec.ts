@@ -283,6 +283,93 @@ describe('invariant checker', () => {
     expect(report.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
   });
 
+  it('a Redis rollback: messages it lost are counted apart, an ack it lost means a redelivery', () => {
+    const input = clean();
+    // b#1 was published and handled, then Redis lost its XADD; A's ack of a#1 (answered after
+    // the snapshot) was lost too, so a#1 is delivered again with delivery count 1
+    const lost: ProducedMessage = { key: 'b', seq: 1, shard: 1, id: '2-0' };
+    const run: InvariantInput = {
+      ...input,
+      produced: [...produced, lost],
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('C', b0, 10, 12),
+        h('C', lost, 14, 15),
+        h('A', a1, 30, 31),
+        h('B', a2, 120, 121),
+      ],
+      acks: [
+        { ...ack('A', 0, ['1-0'], 11.2), t0: T + 11.1 },
+        { ...ack('A', 0, ['2-0'], 14), t0: T + 13.5 },
+        ack('C', 1, ['1-0'], 13),
+        ack('A', 0, ['2-0'], 32),
+        ack('B', 0, ['3-0'], 122),
+      ],
+    };
+    const withoutRollback = checkInvariants(run);
+    expect(withoutRollback.results.noLoss.byKind).toEqual({ unacked: 1 });
+    expect(withoutRollback.results.duplicates.byKind).toEqual({ 'after-ack': 1 });
+    const report = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 11.5, killedAt: T + 20 }],
+      lostByRedis: [{ shard: 1, id: '2-0' }],
+    });
+    expect(report.ok).toBe(true);
+    expect(report.results.noLoss.notes).toMatchObject({ lostByRedis: 1 });
+    expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 1 });
+    // a repeat with the same delivery count and no rollback in between is still a violation
+    const late = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 50, killedAt: T + 60 }],
+      lostByRedis: [{ shard: 1, id: '2-0' }],
+    });
+    expect(late.results.duplicates.byKind).toEqual({ 'after-ack': 1 });
+  });
+
+  it('a Redis rollback that lost a delivery: the ack of the forgotten delivery is no ack', () => {
+    const input = clean();
+    // A read a#2 before the kill, Redis forgot that delivery; A acks it after the restart
+    // (acknowledging nothing) and reads it again as new (delivery count 1 again)
+    const run: InvariantInput = {
+      ...input,
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('A', a2, 15, 16),
+        h('A', a2, 32, 33),
+        h('C', b0, 10, 12),
+      ],
+      acks: [
+        ack('A', 0, ['1-0', '2-0'], 14),
+        { ...ack('A', 0, ['3-0'], 31), t0: T + 30 },
+        ack('A', 0, ['3-0'], 34),
+        ack('C', 1, ['1-0'], 13),
+      ],
+      redisRollbacks: [{ snapshotAt: T + 14.5, killedAt: T + 20 }],
+    };
+    expect(checkInvariants(run).results.duplicates.byKind).toEqual({ 'after-ack': 1 });
+    const report = checkInvariants({ ...run, deliveryLostByRedis: [{ shard: 0, id: '3-0' }] });
+    expect(report.ok).toBe(true);
+    expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 1 });
+  });
+
+  it('zombie safety: a handling in a window whose event-log entries Redis lost is unverifiable, only there', () => {
+    const input = clean();
+    const run = { ...input, handled: [...input.handled, h('A', a2, 150, 151, 2)] };
+    const inWindow = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 140, killedAt: T + 155 }],
+    });
+    expect(inWindow.results.zombieSafety.byKind).toEqual({});
+    expect(inWindow.results.zombieSafety.notes).toMatchObject({ unverifiableLostEvents: 1 });
+    const before = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 160, killedAt: T + 170 }],
+    });
+    expect(before.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+  });
+
   it('builds the ownership timeline from the event log', () => {
     const at = (ms: number): string => new Date(T + ms).toISOString();
     const intervals = ownershipFromEvents([

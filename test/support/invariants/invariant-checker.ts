@@ -5,6 +5,7 @@ import type {
   InvariantOptions,
   OwnershipInterval,
   ProducedMessage,
+  RedisRollback,
 } from './invariant-input.types.js';
 import type {
   InvariantCounts,
@@ -65,6 +66,22 @@ import { ViolationLog } from './violation-log.js';
  *    delivery, expected under at-least-once) is a note; a repeat with no higher delivery count
  *    (`same-delivery`) or one that started after the message was acked (`after-ack`) is a
  *    violation.
+ *
+ * When Redis lost writes (`redisRollbacks`): the messages whose `XADD` Redis lost
+ * (`lostByRedis`) are counted as such in noLoss and checked by nothing else — no one can deliver
+ * them, and they are never counted as lost by the coordinator or the library. An ack Redis may
+ * have lost (answered at or after a rollback's `snapshotAt`, sent before its `killedAt`) does not
+ * count as an ack for per-key order and `after-ack`: the message is delivered again, which
+ * at-least-once allows. Nor does, for a message whose delivery Redis may have lost
+ * (`deliveryLostByRedis`: kept, but above the group's surviving last-delivered-id), an ack sent
+ * before the message's last handling ended: acking a delivery Redis forgot acknowledges nothing,
+ * and the message is read again as new. A repeat with the same delivery count of such a message,
+ * or one whose earlier handling started in a rollback's window and which itself starts after the
+ * kill, is counted as `redisRollback`, not `same-delivery` (Redis lost the delivery and its
+ * count). The event-log entries of a lost window are gone too, so a handling started or an ack
+ * sent in it that the timeline does not cover is counted as `unverifiableLostEvents` in zombie
+ * safety; single owner (committed handlings never overlap) does not use the event log and holds
+ * there as everywhere.
  */
 export function checkInvariants(
   input: InvariantInput,
@@ -124,6 +141,13 @@ class CheckContext {
   /** member → kill times, ascending. */
   readonly crashesOf = new Map<string, number[]>();
   readonly crashWindow: number;
+  /** Messages whose `XADD` Redis lost. */
+  readonly lostByRedis = new Set<string>();
+  /** Messages whose delivery Redis may have lost. */
+  readonly deliveryLost = new Set<string>();
+  readonly rollbacks: readonly RedisRollback[];
+  /** message → earliest ack time among acks Redis cannot have lost. */
+  readonly durableAckedAt = new Map<string, number>();
   minHandOffGap: number | null = null;
   handOffs = 0;
 
@@ -140,7 +164,13 @@ class CheckContext {
     this.acks = input.acks
       ? input.acks.filter((a) => a.st === undefined || a.st === input.stream)
       : null;
-    for (const p of input.produced) this.produced.set(msgKey(p.shard, p.id), p);
+    this.rollbacks = input.redisRollbacks ?? [];
+    for (const l of input.lostByRedis ?? []) this.lostByRedis.add(msgKey(l.shard, l.id));
+    for (const l of input.deliveryLostByRedis ?? []) this.deliveryLost.add(msgKey(l.shard, l.id));
+    for (const p of input.produced) {
+      const key = msgKey(p.shard, p.id);
+      if (!this.lostByRedis.has(key)) this.produced.set(key, p);
+    }
     for (const h of this.handled) push(this.handlingsOf, msgKey(h.s, h.id), h);
     for (const a of this.acks ?? []) {
       const byId = getOrCreate(this.acksBy, `${a.m}|${a.s}`, () => new Map<string, number[]>());
@@ -152,6 +182,10 @@ class CheckContext {
         const firstSent = this.ackSentAt.get(key);
         if (firstSent === undefined || sent < firstSent) this.ackSentAt.set(key, sent);
         push(byId, id, a.t);
+        if (!this.mayBeUndone(a) && !this.ackOfLostDelivery(key, a)) {
+          const durable = this.durableAckedAt.get(key);
+          if (durable === undefined || a.t < durable) this.durableAckedAt.set(key, a.t);
+        }
       }
     }
     for (const [shard, entries] of input.pending?.byShard ?? []) {
@@ -160,9 +194,49 @@ class CheckContext {
     for (const d of input.deadLettered ?? []) this.deadLettered.add(msgKey(d.shard, d.id));
   }
 
-  /** When the message counts as acked (see {@link checkInvariants}); `undefined`: not known acked. */
+  /** Whether a rollback may have undone this ack (answered after a snapshot, sent before the kill). */
+  mayBeUndone(a: AckRecord): boolean {
+    const sent = a.t0 ?? a.t;
+    return this.rollbacks.some(
+      (r) => a.t >= r.snapshotAt - this.slack && sent <= r.killedAt + this.slack,
+    );
+  }
+
+  /**
+   * Whether `t` lies in a rollback's lost window (snapshot to kill): the event-log entries that
+   * granted or took shards then are gone, so the timeline cannot vouch for that span.
+   */
+  inLostWindow(t: number): boolean {
+    return this.rollbacks.some(
+      (r) => t >= r.snapshotAt - this.slack && t <= r.killedAt + this.slack,
+    );
+  }
+
+  /** An ack of a message whose delivery Redis may have lost, sent before its last handling ended. */
+  ackOfLostDelivery(key: string, a: AckRecord): boolean {
+    if (!this.deliveryLost.has(key)) return false;
+    const list = this.handlingsOf.get(key);
+    const last = list?.[list.length - 1];
+    return last !== undefined && a.t < last.t1;
+  }
+
+  /** Whether `h` repeats `prev` because a rollback lost `prev`'s delivery (or its count). */
+  repeatedByRollback(prev: HandledRecord, h: HandledRecord): boolean {
+    if (this.deliveryLost.has(msgKey(h.s, h.id))) return true;
+    return this.rollbacks.some(
+      (r) =>
+        prev.t0 >= r.snapshotAt - this.slack &&
+        prev.t0 <= r.killedAt + this.slack &&
+        h.t0 >= r.killedAt - this.slack,
+    );
+  }
+
+  /**
+   * When the message counts as acked (see {@link checkInvariants}): an ack Redis cannot have
+   * lost; `undefined`: not known acked.
+   */
   ackTime(key: string): number | undefined {
-    if (this.acks) return this.ackedAt.get(key);
+    if (this.acks) return this.durableAckedAt.get(key);
     if (this.pendingIds.has(key)) return undefined;
     const list = this.handlingsOf.get(key);
     return list ? (list[list.length - 1] as HandledRecord).t1 : undefined;
@@ -212,6 +286,7 @@ class CheckContext {
 
 function checkNoLoss(ctx: CheckContext): InvariantResult {
   const log = new ViolationLog('noLoss', 'no loss: handled and acked', ctx.maxExamples);
+  if (ctx.lostByRedis.size > 0) log.note('lostByRedis', ctx.lostByRedis.size);
   for (const [key, p] of ctx.produced) {
     const handled = ctx.handlingsOf.has(key);
     if (ctx.deadLettered.has(key)) log.note('deadLettered');
@@ -236,7 +311,7 @@ function checkNoLoss(ctx: CheckContext): InvariantResult {
     }
   }
   for (const [key, list] of ctx.handlingsOf) {
-    if (!ctx.produced.has(key)) {
+    if (!ctx.produced.has(key) && !ctx.lostByRedis.has(key)) {
       const h = list[0] as HandledRecord;
       log.add(
         'unknown-handled',
@@ -245,7 +320,7 @@ function checkNoLoss(ctx: CheckContext): InvariantResult {
     }
   }
   for (const [key, consumer] of ctx.pendingIds) {
-    if (!ctx.produced.has(key))
+    if (!ctx.produced.has(key) && !ctx.lostByRedis.has(key))
       log.add('unknown-pending', () => `${key} pending for ${consumer} was never produced`);
   }
   const basis = [
@@ -312,7 +387,7 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
   if (ctx.acks) {
     // a key moved to another shard: its next message waits for the earlier one's ack
     const seqsOf = new Map<string, ProducedMessage[]>();
-    for (const p of ctx.input.produced) push(seqsOf, p.key, p);
+    for (const p of ctx.produced.values()) push(seqsOf, p.key, p);
     for (const list of seqsOf.values()) {
       list.sort((a, b) => a.seq - b.seq);
       for (let i = 1; i < list.length; i++) {
@@ -413,7 +488,9 @@ function checkZombieSafety(ctx: CheckContext): InvariantResult {
   };
   for (const h of ctx.handled) {
     const owned = covering(h.m, h.s, h.t0);
-    if (!owned) {
+    if (!owned && ctx.inLostWindow(h.t0)) {
+      log.note('unverifiableLostEvents');
+    } else if (!owned) {
       log.add(
         'handled-without-ownership',
         () =>
@@ -429,6 +506,11 @@ function checkZombieSafety(ctx: CheckContext): InvariantResult {
     // bounds are known: after the member's handlings of the acked ids ended, before `t`.
     const sentFrom = a.t0 ?? ctx.latestHandlingEnd(a);
     const sentTo = a.t0 ?? a.t;
+    if (ctx.inLostWindow(sentTo)) {
+      // the grant it relied on may be one of the event-log entries Redis lost
+      log.note('unverifiableLostEvents');
+      continue;
+    }
     const ownedThen = (intervals.get(`${a.m}|${a.s}`) ?? []).some(
       (i) => i.from - slack <= sentTo && (i.to === null || sentFrom <= i.to + slack),
     );
@@ -471,7 +553,7 @@ function checkDuplicates(ctx: CheckContext): InvariantResult {
   let extra = 0;
   for (const [key, list] of ctx.handlingsOf) {
     if (list.length < 2) continue;
-    const ackedAt = ctx.acks ? ctx.ackedAt.get(key) : undefined;
+    const ackedAt = ctx.acks ? ctx.durableAckedAt.get(key) : undefined;
     for (let i = 1; i < list.length; i++) {
       extra++;
       const prev = list[i - 1] as HandledRecord;
@@ -482,6 +564,8 @@ function checkDuplicates(ctx: CheckContext): InvariantResult {
           () =>
             `${h.k}#${h.q} (${key}) handled again by ${h.m} at ${fmt(h.t0)} after its ack at ${fmt(ackedAt)}`,
         );
+      } else if (h.d <= prev.d && ctx.repeatedByRollback(prev, h)) {
+        log.note('redisRollback');
       } else if (h.d <= prev.d) {
         log.add(
           'same-delivery',

@@ -117,6 +117,33 @@ export interface InvariantInput {
    * {@link InvariantOptions.crashWindowMs}.
    */
   readonly crashes?: readonly MemberCrash[];
+  /**
+   * Times Redis lost its last writes (crashed and came back from an older persisted state), with
+   * the messages whose `XADD` it lost: acknowledged to the producer, gone from Redis before
+   * anyone could be sure to read them. Those are reported as `lostByRedis` and left out of every
+   * invariant (nobody can deliver them); a handling of one before the loss is not "unknown".
+   */
+  readonly redisRollbacks?: readonly RedisRollback[];
+  /** Messages of {@link InvariantInput.redisRollbacks} lost by Redis (shard and entry id). */
+  readonly lostByRedis?: ReadonlyArray<{ readonly shard: number; readonly id: string }>;
+  /**
+   * Messages Redis kept whose delivery to the group it may have lost (above the group's surviving
+   * last-delivered-id): a member may ack such a delivery after the restart (acknowledging
+   * nothing) and get the message again as new. For these only an ack after the message's last
+   * handling counts as its ack.
+   */
+  readonly deliveryLostByRedis?: ReadonlyArray<{ readonly shard: number; readonly id: string }>;
+}
+
+/**
+ * One Redis restart that lost writes: every write Redis answered after `snapshotAt` and before
+ * `killedAt` may be gone (deliveries, acks, fences, group commits, messages).
+ */
+export interface RedisRollback {
+  /** Wall-clock ms: writes answered before this survived. */
+  readonly snapshotAt: number;
+  /** Wall-clock ms: Redis was killed (nothing is written after it until the restart). */
+  readonly killedAt: number;
 }
 
 /** A member process killed by the test (its record file ends there). */
