@@ -76,9 +76,12 @@ export class GroupIndexRepair {
 
   /** Indexes those of `groups` that hold a live group and are not indexed. */
   private async indexLive(groups: string[]): Promise<string[]> {
-    if (groups.length === 0) return [];
-    const member = await this.redis.smismember(this.keys.groupsIndexKey(), ...groups);
-    const missing = groups.filter((_, i) => member[i] === 0);
+    const missing: string[] = [];
+    for (let i = 0; i < groups.length; i += SCAN_COUNT) {
+      const batch = groups.slice(i, i + SCAN_COUNT);
+      const member = await this.redis.smismember(this.keys.groupsIndexKey(), ...batch);
+      missing.push(...batch.filter((_, k) => member[k] === 0));
+    }
     const indexed: string[] = [];
     for (const group of missing) {
       if ((await this.redis.hexists(this.keys.groupMetaKey(group), 'version')) !== 1) continue;
