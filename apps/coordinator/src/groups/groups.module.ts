@@ -25,6 +25,7 @@ import {
 import { NudgePublisher } from './nudge-publisher.js';
 import { RedisClock } from './redis-clock.js';
 import { SessionTimers } from './session-timers.js';
+import { GroupIndexRepair } from './group-index-repair.js';
 import { COORDINATOR_METRICS_OBSERVER } from '../metrics/metrics.tokens.js';
 import type { GroupCoordinatorObserver } from './group-coordinator.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
@@ -98,14 +99,26 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
     },
     {
       provide: SESSION_TIMERS,
-      inject: [GROUP_STORE, GROUP_COORDINATOR, COORDINATOR_CONFIG],
-      useFactory: (store: GroupStore, coordinator: GroupCoordinator, c: CoordinatorConfig) =>
-        new SessionTimers(
+      inject: [GROUP_STORE, GROUP_COORDINATOR, COORDINATOR_CONFIG, COORDINATOR_REDIS, KEY_SPACE],
+      useFactory: (
+        store: GroupStore,
+        coordinator: GroupCoordinator,
+        c: CoordinatorConfig,
+        redis: RedisConnection,
+        keys: KeySpace,
+      ) => {
+        const logger = new Logger('SessionTimers');
+        return new SessionTimers(
           store,
           coordinator,
           Math.max(20, Math.min(250, Math.floor(c.sessionTimeoutMs / 10))),
-          new Logger('SessionTimers'),
-        ),
+          logger,
+          {
+            repair: new GroupIndexRepair(redis, keys, store, logger),
+            intervalMs: c.groupIndexRepairMs,
+          },
+        );
+      },
     },
   ],
   exports: [GROUP_COORDINATOR, STREAM_REGISTRY, GROUP_STORE, KEY_SPACE, REDIS_CLOCK],

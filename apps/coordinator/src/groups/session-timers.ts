@@ -1,4 +1,5 @@
 import type { GroupScan, GroupStore } from '../store/group-store.js';
+import type { GroupIndexRepair } from './group-index-repair.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 
 /** Groups scanned per round trip. */
@@ -7,6 +8,13 @@ const SCAN_BATCH = 32;
 /** Minimal logger (Nest's `Logger` fits). */
 interface TimerLogger {
   warn(message: string): void;
+}
+
+/** The slow index repair the timers run ({@link GroupIndexRepair}) and how often. */
+export interface IndexRepairSchedule {
+  readonly repair: GroupIndexRepair;
+  /** A pass runs every `intervalMs` to `2 × intervalMs` (jittered so replicas spread out). */
+  readonly intervalMs: number;
 }
 
 /**
@@ -18,7 +26,9 @@ interface TimerLogger {
  * every timer when a coordinator loads). They also repair the index of groups: an existing group
  * this replica has cached but the index lacks is indexed again, and an indexed group that no longer
  * exists leaves it (the index is written next to a group's commits, not in them: a crash in between
- * would otherwise leave a group that no timer expires, no reshard tracks and no list shows).
+ * would otherwise leave a group that no timer expires, no reshard tracks and no list shows). A
+ * group no replica has cached is found by the slower {@link GroupIndexRepair} pass, which SCANs
+ * the group meta hashes themselves.
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
@@ -26,13 +36,17 @@ export class SessionTimers {
   private freshSince: number | null = null;
   private groupIds: string[] = [];
   private ticks = 0;
+  private nextRepairAt: number;
 
   constructor(
     private readonly store: GroupStore,
     private readonly coordinator: GroupCoordinator,
     private readonly intervalMs: number,
     private readonly logger: TimerLogger,
-  ) {}
+    private readonly indexRepair: IndexRepairSchedule | null = null,
+  ) {
+    this.nextRepairAt = indexRepair ? Date.now() + Math.random() * indexRepair.intervalMs : 0;
+  }
 
   /** Starts ticking; timers count from now. */
   start(): void {
@@ -67,6 +81,7 @@ export class SessionTimers {
       this.groupIds = await this.store.listGroupIds();
       await this.reindexCachedGroups();
     }
+    await this.repairIndex();
     const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
     for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
       // One round trip for a whole batch of groups (commands sent together are pipelined).
@@ -77,6 +92,16 @@ export class SessionTimers {
       for (const [k, groupId] of batch.entries()) {
         await this.handleScan(groupId, scans[k] as GroupScan, sessionTimeoutMs);
       }
+    }
+  }
+
+  /** Runs a pass of the slow index repair when it is due; its finds are scanned at once. */
+  private async repairIndex(): Promise<void> {
+    if (!this.indexRepair || Date.now() < this.nextRepairAt) return;
+    const { repair, intervalMs } = this.indexRepair;
+    this.nextRepairAt = Date.now() + intervalMs * (1 + Math.random());
+    for (const groupId of await repair.pass()) {
+      if (!this.groupIds.includes(groupId)) this.groupIds.push(groupId);
     }
   }
 

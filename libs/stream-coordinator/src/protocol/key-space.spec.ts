@@ -200,6 +200,17 @@ describe('key space: every key family is disjoint from every other, by construct
     expect(methods.sort()).toEqual(Object.values(METHOD_OF).sort());
   });
 
+  it('groupFromMeta reads a group back from its meta key only (the index repair relies on it)', () => {
+    fc.assert(
+      fc.property(namedArb(KEY_FAMILIES), prefixArb, (x, prefix) => {
+        const expected = x.family === 'groupMeta' && x.prefix === prefix ? x.args[0] : null;
+        expect(new KeySpace(prefix).groupFromMeta(build(KEY_FAMILIES, x))).toBe(expected);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(new KeySpace('rsc').groupMetaKeyPattern()).toBe('rsc:{@g:*}:meta');
+  });
+
   it('a key reads back to exactly the family and names it was built from', () => {
     fc.assert(
       fc.property(namedArb(KEY_FAMILIES), (x) => {

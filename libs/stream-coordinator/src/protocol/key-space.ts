@@ -1,3 +1,5 @@
+import { NAME_PATTERN } from './limits.js';
+
 /**
  * Names of every Redis key the system writes, all under one `KEY_PREFIX`. The one place keys are
  * built (docs/protocol.md, "Key layout"). Every key is `<prefix>:{<tag>}[:<part>]`, and the tag
@@ -52,6 +54,23 @@ export class KeySpace {
   /** Control-plane hash of one group's epochs and version. */
   groupMetaKey(group: string): string {
     return this.groupPart(group, 'meta');
+  }
+
+  /**
+   * `SCAN MATCH` pattern of every group's meta hash under this prefix (glob characters of the
+   * prefix escaped), for repairing the index of groups.
+   */
+  groupMetaKeyPattern(): string {
+    return `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}:{@g:*}:meta`;
+  }
+
+  /** The group whose meta hash `key` is ({@link groupMetaKey}), or null for any other key. */
+  groupFromMeta(key: string): string | null {
+    const head = `${this.prefix}:{@g:`;
+    const tail = '}:meta';
+    if (!key.startsWith(head) || !key.endsWith(tail)) return null;
+    const group = key.slice(head.length, key.length - tail.length);
+    return NAME_PATTERN.test(group) ? group : null;
   }
 
   /** Control-plane hash: member id → member record (JSON). */
