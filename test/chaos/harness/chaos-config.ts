@@ -40,7 +40,7 @@ export interface ChaosConfig {
 const CI: Omit<ChaosConfig, 'seed' | 'keepFiles'> = {
   profile: 'ci',
   durationMs: 70_000,
-  meanFaultGapMs: 4_500,
+  meanFaultGapMs: 3500,
   initialMembers: 3,
   minMembers: 2,
   maxMembers: 5,
@@ -58,7 +58,7 @@ const SOAK: Omit<ChaosConfig, 'seed' | 'keepFiles'> = {
   ...CI,
   profile: 'soak',
   durationMs: 10 * 60_000,
-  meanFaultGapMs: 4_000,
+  meanFaultGapMs: 3500,
   initialMembers: 4,
   minMembers: 2,
   maxMembers: 6,
