@@ -1,3 +1,4 @@
+import { KeySpace } from '@redis-stream-coordinator/nestjs';
 import type { ProtocolErrorBody, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
@@ -126,6 +127,18 @@ describe('POST /v1/streams/{stream}/groups/{groupId}/abandon', () => {
         const s = (await routingOf(api, 'orders')).resharding;
         const left = s?.drain.filter((d) => !d.removed).map((d) => d.shard);
         return left?.join() === '0' && s?.idleGroups.length === 1 ? [] : [JSON.stringify(s)];
+      },
+      30_000,
+    );
+    // …and until the driver has copied its steps into the group's event log (a write of its own,
+    // which must not land between the snapshot and the check below).
+    await waitUntil(
+      'the reshard log is mirrored',
+      async () => {
+        const raw = await fx.redis().hget(new KeySpace(fx.prefix).streamsKey(), 'orders');
+        const log = (JSON.parse(raw ?? '{}') as { resharding?: { log?: unknown[] } }).resharding
+          ?.log;
+        return log?.length === 0 ? [] : [JSON.stringify(log)];
       },
       30_000,
     );

@@ -64,10 +64,11 @@ describe('e2e: retry then dead-letter', () => {
     const fields = raw[0]?.[1] ?? [];
     const failedAt = Date.parse(fields[fields.indexOf('failedAt') + 1] as string);
     expect(JSON.parse(fields[fields.indexOf('payload') + 1] as string)).toEqual({ seq: 0 });
-    // backoff: 100 ms after the first failure, 200 ms after the second
+    // backoff: full jitter, up to 100 ms after the first failure and up to 200 ms after the second,
+    // so there is no lower bound to check here (the bounds are property-tested in backoff.spec.ts,
+    // and shard-reader-retry.e2e-spec.ts measures the gaps with a source that draws the ceiling)
     const retryMs = failedAt - poisonPublishedAt;
-    process.stdout.write(`dead-lettered ${retryMs} ms after publishing (backoff 100 + 200 ms)\n`);
-    expect(retryMs).toBeGreaterThanOrEqual(300 - 5);
+    process.stdout.write(`dead-lettered ${retryMs} ms after publishing (backoff ≤ 100 + 200 ms)\n`);
     // the handler was really called MAX_DELIVERIES times (each failure is logged with its delivery)
     const failures =
       [...run.workers.values()][0]?.process
