@@ -170,10 +170,14 @@ export class FaultInjector {
     const snapshotAt = Date.now();
     const snapshot = redis.snapshot();
     await sleep(lostMs);
-    const killedAt = Date.now();
-    const { tails, delivered } = await redis.crashToSnapshot(snapshot, (url) =>
-      readStreamTails(url, this.cluster.prefix),
-    );
+    // The kill time is taken once the old server is dead (inspect runs after the SIGKILL took
+    // effect, before anything can write again): taken before the kill, writes Redis executed
+    // and answered in between (ids above it) were counted as lost by us, not by Redis.
+    let killedAt = 0;
+    const { tails, delivered } = await redis.crashToSnapshot(snapshot, (url) => {
+      killedAt = Date.now();
+      return readStreamTails(url, this.cluster.prefix);
+    });
     this.rollbacks.push({ snapshotAt, killedAt, tails, delivered });
     return `${Math.round(killedAt - snapshotAt)} ms of writes lost, ${tails.size} streams survived`;
   }
