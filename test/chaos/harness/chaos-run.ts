@@ -357,21 +357,15 @@ export function lostByRedis(
   rollbacks: readonly RecordedRollback[],
   keys: KeySpace,
 ): Array<{ shard: number; id: string }> {
-  return produced
-    .filter((p) =>
-      rollbacks.some((r) => {
-        const [ms = 0] = p.id.split('-').map(Number);
-        if (ms > r.killedAt) return false;
-        const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard));
-        if (tail === undefined) return ms >= r.snapshotAt - SNAPSHOT_SLACK_MS;
-        return compareIds(p.id, tail) > 0;
-      }),
-    )
-    .map((p) => ({ shard: p.shard, id: p.id }));
+  return writtenBeforeKill(produced, rollbacks, (p, r, ms) => {
+    const tail = r.tails.get(keys.shardKey(CHAOS_STREAM, p.shard));
+    if (tail === undefined) return ms >= r.snapshotAt - SNAPSHOT_SLACK_MS;
+    return compareIds(p.id, tail) > 0;
+  });
 }
 
 /**
- * The produced messages whose delivery to the chaos group Redis may have lost: published before a
+ * The produced messages whose delivery to `group` Redis may have lost: published before a
  * rollback's kill, kept by Redis, above the group's last-delivered-id that survived on their
  * shard (they are read again as new; an ack of the lost delivery acknowledged nothing).
  */
@@ -381,17 +375,28 @@ export function deliveryLostByRedis(
   keys: KeySpace,
   group: string,
 ): Array<{ shard: number; id: string }> {
+  return writtenBeforeKill(produced, rollbacks, (p, r) => {
+    const shardKey = keys.shardKey(CHAOS_STREAM, p.shard);
+    const tail = r.tails.get(shardKey) ?? '0-0';
+    const delivered = r.delivered.get(deliveredKey(group, shardKey)) ?? '0-0';
+    return compareIds(p.id, tail) <= 0 && compareIds(p.id, delivered) > 0;
+  });
+}
+
+/**
+ * The produced messages that some rollback matches: written no later than its kill (an id's
+ * millisecond part is Redis' time) and accepted by `test`.
+ */
+function writtenBeforeKill(
+  produced: readonly ProducedMessage[],
+  rollbacks: readonly RecordedRollback[],
+  test: (p: ProducedMessage, r: RecordedRollback, ms: number) => boolean,
+): Array<{ shard: number; id: string }> {
   return produced
-    .filter((p) =>
-      rollbacks.some((r) => {
-        const [ms = 0] = p.id.split('-').map(Number);
-        if (ms > r.killedAt) return false;
-        const shardKey = keys.shardKey(CHAOS_STREAM, p.shard);
-        const tail = r.tails.get(shardKey) ?? '0-0';
-        const delivered = r.delivered.get(deliveredKey(group, shardKey)) ?? '0-0';
-        return compareIds(p.id, tail) <= 0 && compareIds(p.id, delivered) > 0;
-      }),
-    )
+    .filter((p) => {
+      const [ms = 0] = p.id.split('-').map(Number);
+      return rollbacks.some((r) => ms <= r.killedAt && test(p, r, ms));
+    })
     .map((p) => ({ shard: p.shard, id: p.id }));
 }
 
