@@ -2,9 +2,12 @@ import 'reflect-metadata';
 import { loadCoordinatorConfig } from './config/coordinator-config.js';
 import { InvalidConfigError } from './config/invalid-config.error.js';
 import { LegacyKeyLayoutError } from './key-layout/legacy-key-layout.error.js';
+import { RedisUnavailableAtStartError } from './redis/redis-unavailable-at-start.error.js';
 
 /** Prints a problem that is the operator's to fix (no stack trace) and exits 1. */
-function refuseToStart(error: InvalidConfigError | LegacyKeyLayoutError): never {
+function refuseToStart(
+  error: InvalidConfigError | LegacyKeyLayoutError | RedisUnavailableAtStartError,
+): never {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
@@ -26,7 +29,11 @@ async function main(): Promise<void> {
   try {
     await startCoordinator(config);
   } catch (error) {
-    if (error instanceof InvalidConfigError || error instanceof LegacyKeyLayoutError) {
+    if (
+      error instanceof InvalidConfigError ||
+      error instanceof LegacyKeyLayoutError ||
+      error instanceof RedisUnavailableAtStartError
+    ) {
       refuseToStart(error);
     }
     throw error;

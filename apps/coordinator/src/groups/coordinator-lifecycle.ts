@@ -8,6 +8,7 @@ import {
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import { untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from '../redis/redis.tokens.js';
 import { DeclaredStreams } from '../streams/declared-streams.js';
 import type { StreamRegistry } from '../streams/stream-registry.js';
@@ -48,8 +49,12 @@ export class CoordinatorLifecycle implements OnApplicationBootstrap, BeforeAppli
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.registry.refresh();
-    await this.declared.declare();
+    const retry = {
+      timeoutMs: this.config.redisStartupTimeoutMs,
+      warn: (message: string) => this.logger.warn(message),
+    };
+    await untilRedisAnswers('stream catalog load', () => this.registry.refresh(), retry);
+    await untilRedisAnswers('STREAMS declaration', () => this.declared.declare(), retry);
     await this.subscriber.subscribe(this.registry.keys.streamsChangedChannel());
     this.subscriber.on('message', () => void this.onCatalogChanged());
     this.redis.on('ready', () => this.onReconnected());

@@ -1,0 +1,75 @@
+import { ReplyError } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { isRedisUnavailable, untilRedisAnswers } from './redis-startup.js';
+import { RedisUnavailableAtStartError } from './redis-unavailable-at-start.error.js';
+
+const replyError = (message: string): Error =>
+  new (ReplyError as new (m: string) => Error)(message);
+
+describe('isRedisUnavailable', () => {
+  it('counts connection failures and not-ready replies, not refusals', () => {
+    expect(isRedisUnavailable(new Error('Connection is closed.'))).toBe(true);
+    expect(isRedisUnavailable(replyError('LOADING Redis is loading the dataset in memory'))).toBe(
+      true,
+    );
+    expect(isRedisUnavailable(replyError('CLUSTERDOWN The cluster is down'))).toBe(true);
+    expect(isRedisUnavailable(replyError('NOPERM this user has no permissions'))).toBe(false);
+    expect(isRedisUnavailable(replyError('ERR Error running script'))).toBe(false);
+    expect(isRedisUnavailable('not an error')).toBe(false);
+  });
+});
+
+describe('untilRedisAnswers', () => {
+  const quiet = { warn: () => undefined, firstDelayMs: 1 };
+
+  it('retries while Redis is unreachable and returns the first answer', async () => {
+    let calls = 0;
+    const warnings: string[] = [];
+    const value = await untilRedisAnswers(
+      'load',
+      () => (++calls < 3 ? Promise.reject(new Error('Connection is closed.')) : Promise.resolve(7)),
+      { timeoutMs: 5000, firstDelayMs: 1, warn: (m) => warnings.push(m) },
+    );
+    expect(value).toBe(7);
+    expect(calls).toBe(3);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(
+      /^load: Redis did not answer \(attempt 1: Connection is closed\.\)/,
+    );
+  });
+
+  it('throws a refusal at once', async () => {
+    let calls = 0;
+    const denied = replyError('NOPERM no permissions');
+    await expect(
+      untilRedisAnswers('load', () => (calls++, Promise.reject(denied)), {
+        timeoutMs: 5000,
+        ...quiet,
+      }),
+    ).rejects.toBe(denied);
+    expect(calls).toBe(1);
+  });
+
+  it('gives up after the timeout with an error naming the step and the setting', async () => {
+    const error = await untilRedisAnswers(
+      'key layout check',
+      () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1')),
+      { timeoutMs: 30, ...quiet },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableAtStartError);
+    expect((error as Error).message).toMatch(
+      /did not answer for 30 ms .*\(key layout check; last error: connect ECONNREFUSED 127\.0\.0\.1:1\).*REDIS_STARTUP_TIMEOUT_MS/,
+    );
+  });
+
+  it('makes one attempt when the timeout is 0', async () => {
+    let calls = 0;
+    await expect(
+      untilRedisAnswers('load', () => (calls++, Promise.reject(new Error('down'))), {
+        timeoutMs: 0,
+        ...quiet,
+      }),
+    ).rejects.toBeInstanceOf(RedisUnavailableAtStartError);
+    expect(calls).toBe(1);
+  });
+});
