@@ -1116,7 +1116,7 @@ const BAD_INPUT: BadCase[] = [
   },
 ];
 
-/** §9.3 check order, each case combining two faults. */
+/** docs/protocol.md §2.4 check order, each case combining two faults. */
 const CHECK_ORDER: BadCase[] = [
   {
     name: 'bad token + oversized body → 401',
@@ -1382,7 +1382,7 @@ describe('bad input, auth and check order (every route)', () => {
     }
   });
 
-  describe('§9.3 check order', () => {
+  describe('docs/protocol.md §2.4 check order', () => {
     for (const c of CHECK_ORDER) it(c.name, () => expectRefused(c));
   });
 

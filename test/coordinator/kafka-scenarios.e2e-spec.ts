@@ -33,7 +33,7 @@ import { settle, TestMember } from './support/test-member.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-/** Checks the reported group state against §9.8 and returns it. */
+/** Checks the reported group state against docs/protocol.md §6.4 and returns it. */
 async function stateOf(
   api: Parameters<typeof describeGroup>[0],
   group: string,
@@ -72,7 +72,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
   });
   const key = (stream: string, shard: number): string => `${fx.prefix}:{${stream}:${shard}}`;
 
-  it('first join creates the group: epoch 1, the full assignment with keys, describe exactly per §9.9', async () => {
+  it('first join creates the group: epoch 1, the full assignment with keys, describe exactly per docs/protocol.md §6.3', async () => {
     const api = fx.member();
     const missing = await api.get<ProtocolErrorBody>('/v1/groups/g-first');
     expect(missing.status).toBe(404);
@@ -652,7 +652,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
     expect(a.owned).toEqual([{ stream: 'payments', shards: [0, 1] }]);
   });
 
-  it('owned shards of unknown streams or ids are ignored (§9.4)', async () => {
+  it('owned shards of unknown streams or ids are ignored (docs/protocol.md §3.2)', async () => {
     const api = fx.member();
     const g = 'g-unknown-owned';
     const a = new TestMember(api, g, 'a', ['orders']);
@@ -907,7 +907,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
     });
   });
 
-  it('streams: PUT 201 then 200 for the same N, 409 STREAM_EXISTS for another N; GET routing per §9.12', async () => {
+  it('streams: PUT 201 then 200 for the same N, 409 STREAM_EXISTS for another N; GET routing per docs/protocol.md §8.3', async () => {
     const admin = fx.admin();
     const created = await admin.put<StreamRouting>('/v1/streams/clicks', { shards: 5 });
     expect(created.status).toBe(201);

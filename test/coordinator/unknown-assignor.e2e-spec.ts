@@ -16,7 +16,7 @@ const WITH_ACTIVE_STANDBY = resolve(
 const SESSION_TIMEOUT_MS = 4000;
 
 /**
- * A deployment drops a custom assignor its groups still name (PROTOCOL.md §9.15): the members'
+ * A deployment drops a custom assignor its groups still name (docs/protocol.md §5.3): the members'
  * stored preference names an assignor no replica has any more. The group must keep working on the
  * default assignor — joins, leaves and expiries succeed, dead members are removed — and the log
  * and the event log say which assignor was asked for and which one ran.

@@ -98,7 +98,7 @@ export function memberOf(sim: GroupSimulator, memberId: string): MemberRecord {
   return m as MemberRecord;
 }
 
-/** The group state name (PROTOCOL.md §9.8) of the committed group. */
+/** The group state name (docs/protocol.md §6.4) of the committed group. */
 export function stateOf(sim: GroupSimulator): string {
   return groupStateName(sim.group.meta, sim.group.members.values(), sim.group.members.size);
 }

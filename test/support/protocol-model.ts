@@ -255,7 +255,7 @@ export class Run {
     return { res, wrote };
   }
 
-  /** The refusal PROTOCOL.md §2 rule 4, §9.3 and kip848.md §4 prescribe, or `null`. */
+  /** The refusal docs/protocol.md §2.4 and §4.4 prescribe (Kafka's fencing), or `null`. */
   expectedRefusal(req: HeartbeatRequest): string | null {
     const g = this.sim.group;
     if (!this.sim.exists && req.memberEpoch !== 0) return 'GROUP_ID_NOT_FOUND';
@@ -296,7 +296,7 @@ export class Run {
     return null;
   }
 
-  /** (e) and the response shape rules of §2 / §9.5. */
+  /** (e) and the response shape rules of docs/protocol.md §3.4. */
   checkResponse(
     req: HeartbeatRequest,
     res: HeartbeatResponse,
@@ -591,7 +591,10 @@ export class Run {
     this.adopt(client, out.res as HeartbeatResponse, false);
   }
 
-  /** A stream's shard set changes: grows with fresh ids (never reused, §9.2) or shrinks. */
+  /**
+   * A stream's shard set changes: grows with fresh ids (never reused, docs/protocol.md §8.2) or
+   * shrinks.
+   */
   reshard(index: number, count: number): void {
     const i = index % this.streams.length;
     const stream = this.streams[i] as string;
@@ -678,7 +681,7 @@ export class Run {
       this.lastEpoch.set(m.memberId, m.memberEpoch);
     }
     // The epoch never changes inside UNREVOKED (KAFKA-19974) and moves only once nothing must
-    // still be revoked (§2 rule 1).
+    // still be revoked (docs/protocol.md §4.1).
     for (const m of g.members.values()) {
       const seen = this.lastSeen.get(m.memberId);
       if (seen && seen.epoch > 0 && m.memberEpoch > 0 && m.memberEpoch !== seen.epoch) {

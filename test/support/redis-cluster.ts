@@ -36,7 +36,7 @@ export interface SlotMigration {
 export interface RedisClusterHandle {
   /** The masters, as seed nodes for an ioredis `Cluster`. */
   readonly nodes: readonly ClusterNode[];
-  /** `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3` (PROTOCOL.md §6). */
+  /** `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3` (docs/protocol.md §10). */
   readonly url: string;
   /** The temp dir holding each node's `nodes.conf` and log (removed by `stop()`). */
   readonly dir: string;

@@ -13,9 +13,9 @@ function refuseToStart(
 }
 
 /**
- * Entry point: configured by the environment only (PROTOCOL.md §6). The environment is checked
- * before Nest is even loaded, so a bad value stops the process at once; problems only found while
- * the app starts (DEFAULT_ASSIGNOR naming no registered assignor) stop it the same way.
+ * Entry point: configured by the environment only (docs/protocol.md §10). The environment is
+ * checked before Nest is even loaded, so a bad value stops the process at once; problems only found
+ * while the app starts (DEFAULT_ASSIGNOR naming no registered assignor) stop it the same way.
  */
 async function main(): Promise<void> {
   let config;

@@ -172,7 +172,10 @@ export function shardsOf(list: readonly StreamShards[] | undefined, stream: stri
   return list?.find((e) => e.stream === stream)?.shards ?? [];
 }
 
-/** The group state §9.8 prescribes for a describe body (to check the reported one). */
+/**
+ * The group state docs/protocol.md §6.4 prescribes for a describe body (to check the reported
+ * one).
+ */
 export function expectedGroupState(group: DescribedGroup): DescribedGroup['state'] {
   if (group.members.length === 0) return 'EMPTY';
   if (group.groupEpoch > group.assignmentEpoch) return 'ASSIGNING';

@@ -280,7 +280,7 @@ export function envNamesOf(app: AppName): Set<string> {
   for (const m of source.matchAll(/env\.([A-Z][A-Z0-9_]+)|int\((?:env, )?'([A-Z][A-Z0-9_]+)'/g)) {
     names.add((m[1] ?? m[2]) as string);
   }
-  // The library's default member identity (PROTOCOL.md §5) reads these.
+  // The library's default member identity (docs/protocol.md §7) reads these.
   for (const m of read('libs/stream-coordinator/src/identity/member-id.ts').matchAll(
     /env\.([A-Z][A-Z0-9_]+)/g,
   )) {

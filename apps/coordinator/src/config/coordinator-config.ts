@@ -128,7 +128,7 @@ const schema = z
     }
   });
 
-/** The coordinator's validated configuration (PROTOCOL.md §6 plus the documented extras). */
+/** The coordinator's validated configuration (docs/protocol.md §10 plus the documented extras). */
 export interface CoordinatorConfig {
   readonly port: number;
   readonly host: string;

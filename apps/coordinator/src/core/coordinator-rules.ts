@@ -11,9 +11,9 @@ export interface CoordinatorRules {
 }
 
 /**
- * The assignor a group uses (PROTOCOL.md §9.15): the name most members prefer; a tie goes to the
- * default if it is among the tied names, else the lexicographically first; no preference at all →
- * the default.
+ * The assignor a group uses (docs/protocol.md §5.2): the name most members prefer; a tie goes to
+ * the default if it is among the tied names, else the lexicographically first; no preference at
+ * all → the default.
  */
 export function chooseAssignor(
   preferences: Iterable<string | null>,

@@ -6,13 +6,13 @@ import { type ReconcileContext, reconcileMember } from './current-assignment-bui
 import { type MemberRecord, newMember } from './member.js';
 
 /**
- * Kafka's `CurrentAssignmentBuilderTest` (kip848.md §9, scenarios 1–13), adapted: topics are
+ * Kafka's `CurrentAssignmentBuilderTest` (its scenarios 1–13), adapted: topics are
  * streams (`orders` = topic1, `payments` = topic2), "partition epoch ≠ -1" is "owned by a member",
  * and the expected records are complete `MemberRecord`s.
  *
  * One deliberate difference from Kafka: Kafka's builder sets `previousMemberEpoch` to the old
  * epoch on every record it writes, even when the epoch stays; ours moves it only when the epoch
- * changes (kip848.md §2: "every epoch change records the old value"). Scenario 9 shows it.
+ * changes (docs/protocol.md §4.1: every epoch change records the old value). Scenario 9 shows it.
  */
 
 const NOW = 5_000;

@@ -1,6 +1,6 @@
 import type { ReshardEventType } from './streams/stream-record.js';
 
-/** Event types appended to a group's event log (PROTOCOL.md §9.13). */
+/** Event types appended to a group's event log (docs/protocol.md §14.2). */
 export type GroupEventType =
   | 'GROUP_CREATED'
   | 'GROUP_DELETED'

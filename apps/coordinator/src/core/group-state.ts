@@ -94,7 +94,7 @@ export class GroupState {
   }
 }
 
-/** The group state PROTOCOL.md §9.8 describes. */
+/** The group state docs/protocol.md §6.4 describes. */
 export function groupStateName(
   meta: GroupMeta,
   members: Iterable<MemberRecord>,

@@ -82,7 +82,7 @@ describe('heartbeat: epoch fencing (GMM testConsumerGroupMemberEpochValidation)'
     const res = hb(sent);
     expect(res.memberEpoch).toBe(3);
     expect(shardsOf(res)).toEqual(w({ orders: [0, 1, 2, 3] }));
-    // The member dropped everything: on a (re)join every shard is "added" (§9.5).
+    // The member dropped everything: on a (re)join every shard is "added" (docs/protocol.md §3.4).
     expect(res.diff.added).toEqual(w({ orders: [0, 1, 2, 3] }));
     expect(eventTypes(sent.txn)).toEqual(['MEMBER_REJOINED']);
     expect(sim.group.meta.groupEpoch).toBe(3);
@@ -97,7 +97,7 @@ describe('heartbeat: epoch fencing (GMM testConsumerGroupMemberEpochValidation)'
     );
   });
 
-  it('a member removed by expiry gets UNKNOWN_MEMBER_ID afterwards (§9.7)', () => {
+  it('a member removed by expiry gets UNKNOWN_MEMBER_ID afterwards (docs/protocol.md §4.6)', () => {
     const sim = memberAtEpoch3();
     sim.remove('m1', 'expiry');
     expect(refusedWith(sim, { memberId: 'm1', memberEpoch: 3 })).toBe('UNKNOWN_MEMBER_ID');

@@ -55,7 +55,7 @@ describe('static membership: temporary leave (-2)', () => {
     });
     expect(ownersOf(sim)['orders/0']).toBe('m1');
     expect(sim.group.targets.get('m1')).toEqual(as({ orders: [0, 2, 4] }));
-    // A member at -2 is not reconciled (§9.8).
+    // A member at -2 is not reconciled (docs/protocol.md §6.4).
     expect(stateOf(sim)).toBe('RECONCILING');
   });
 

@@ -175,7 +175,7 @@ describe('heartbeat: joining (GMM)', () => {
     );
   });
 
-  it('14. an assignor that is not configured → UNSUPPORTED_ASSIGNOR, checked before the group (§9.3)', () => {
+  it('14. an assignor that is not configured → UNSUPPORTED_ASSIGNOR, checked before the group (docs/protocol.md §2.4)', () => {
     const sim = new GroupSimulator(new StaticCatalog({ orders: 4 }));
     expect(refusedWith(sim, GroupSimulator.join('m1', ['orders'], { assignor: 'nope' }))).toBe(
       'UNSUPPORTED_ASSIGNOR',

@@ -49,7 +49,7 @@ export type HeartbeatOutcome =
   | { readonly kind: 'heartbeat'; readonly response: HeartbeatResponse; readonly memberId: string }
   | { readonly kind: 'leave'; readonly response: LeaveResponse; readonly memberId: string };
 
-/** True when the request carries every field of a full heartbeat (PROTOCOL.md §9.4). */
+/** True when the request carries every field of a full heartbeat (docs/protocol.md §3.2). */
 export function isFullRequest(req: HeartbeatRequest): boolean {
   return (
     req.rebalanceTimeoutMs !== undefined &&
@@ -60,9 +60,9 @@ export function isFullRequest(req: HeartbeatRequest): boolean {
 
 /**
  * Processes one heartbeat (join, rejoin, regular heartbeat or leave) against a group, per KIP-848
- * and PROTOCOL.md §2. The request is assumed to be shape-valid (checked at the HTTP edge); this
- * enforces the group-level rules. Throws {@link CoordinatorError} for protocol refusals, in which
- * case the transaction must be discarded. `groupExists` is false for a group never written.
+ * and docs/protocol.md §3–§4. The request is assumed to be shape-valid (checked at the HTTP edge);
+ * this enforces the group-level rules. Throws {@link CoordinatorError} for protocol refusals, in
+ * which case the transaction must be discarded. `groupExists` is false for a group never written.
  */
 export function processHeartbeat(
   txn: GroupTransaction,
@@ -103,7 +103,7 @@ export function processHeartbeat(
   } else if (req.memberEpoch === 0) {
     txn.emit('MEMBER_REJOINED', { memberId: next.memberId, memberEpoch: before.memberEpoch });
   }
-  // A plain heartbeat that changes nothing must write nothing (PROTOCOL.md §2 rule 7).
+  // A plain heartbeat that changes nothing must write nothing (docs/protocol.md §4.8).
   if (isNew || next !== before) txn.putMember(next);
   if ((isNew && replaced === null) || subscriptionChanged) {
     bumpGroupEpoch(txn, subscriptionChanged && !isNew ? 'subscription' : 'join');
@@ -133,7 +133,8 @@ export function processHeartbeat(
   }
 
   // What the member holds as far as it knows: nothing after a join or rejoin (epoch 0: a member
-  // rejoining dropped everything), else what it was last given (PROTOCOL.md §9.5 `diff.added`).
+  // rejoining dropped everything), else what it was last given (docs/protocol.md §3.4,
+  // `diff.added`).
   const previouslyAssigned = req.memberEpoch === 0 ? EMPTY_ASSIGNMENT : before.assigned;
   const assignmentChanged = !equals(previouslyAssigned, next.assigned) || isNew;
   const includeAssignment = req.memberEpoch === 0 || isFullRequest(req) || assignmentChanged;
@@ -271,7 +272,7 @@ function replaceStaticMember(
   };
 }
 
-/** Epoch fencing for an existing member (PROTOCOL.md §2 rule 4). */
+/** Epoch fencing for an existing member (docs/protocol.md §4.4). */
 function checkEpoch(
   member: MemberRecord,
   req: HeartbeatRequest,

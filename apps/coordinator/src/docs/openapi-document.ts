@@ -79,7 +79,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
       title: 'Redis Stream Coordinator',
       version: '1',
       description:
-        'KIP-848-style group protocol for Redis Stream shards. Errors are {error: {code, message}}; see PROTOCOL.md for the rules behind each code.',
+        'KIP-848-style group protocol for Redis Stream shards. Errors are {error: {code, message}}; see docs/protocol.md §2.3 for the rules behind each code.',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -230,8 +230,8 @@ export class GroupCoordinator {
   }
 
   /**
-   * The committed state of a group, verified against Redis (reads are authoritative: PROTOCOL.md
-   * §9.9). Runs behind the group's queue so it sees every response already sent.
+   * The committed state of a group, verified against Redis (reads are authoritative:
+   * docs/protocol.md §6.3). Runs behind the group's queue so it sees every response already sent.
    */
   read(groupId: string): Promise<{ state: GroupState; exists: boolean }> {
     return this.queue.run(groupId, async () => {

@@ -8,7 +8,7 @@ import { chooseAssignor } from '../core/coordinator-rules.js';
 import { type GroupState, groupStateName } from '../core/group-state.js';
 
 /**
- * Builds the describe view of PROTOCOL.md §3 and §9.9 from committed state. With `configured`
+ * Builds the describe view of docs/protocol.md §6.3 from committed state. With `configured`
  * (the assignors this replica has), `assignor` is the one recomputes really run: the default when
  * the members' choice is not configured (see `resolveAssignor`).
  */

@@ -39,7 +39,7 @@ import { describeGroup, listGroup } from './group-describer.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { GROUP_COORDINATOR, GROUP_STORE } from './groups.tokens.js';
 
-/** The group routes of PROTOCOL.md §2–§3. Bodies arrive raw and are decoded after auth. */
+/** The group routes of docs/protocol.md §3 and §6. Bodies arrive raw and are decoded after auth. */
 @Controller('v1/groups')
 export class GroupsController {
   constructor(
@@ -125,7 +125,7 @@ export class GroupsController {
     try {
       await this.coordinator.removeMemberByAdmin(group, member);
     } catch (error) {
-      // PROTOCOL.md §1: an unknown member is 404 on this admin route (409 on member routes).
+      // docs/protocol.md §6.5: an unknown member is 404 on this admin route (409 on member routes).
       throw StatusOverrideError.remap(error, 'UNKNOWN_MEMBER_ID', 404);
     }
   }

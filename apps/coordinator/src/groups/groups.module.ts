@@ -33,7 +33,7 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
 
 /**
  * The group protocol and stream catalog: the pure core wired to Redis, the HTTP routes of
- * PROTOCOL.md §2–§3, and the background timers (the stream routes are in `StreamsModule`).
+ * docs/protocol.md §3 and §6, and the background timers (the stream routes are in `StreamsModule`).
  */
 @Module({
   imports: [DiscoveryModule, MetricsModule],

@@ -18,7 +18,7 @@ export interface IndexRepairSchedule {
 }
 
 /**
- * Session and rebalance timeouts (PROTOCOL.md §2 rule 5), run by every replica: each tick reads
+ * Session and rebalance timeouts (docs/protocol.md §4.6), run by every replica: each tick reads
  * every group's heartbeat times with the Redis clock, and removes members whose session ran out
  * (the removal re-checks atomically that no heartbeat arrived meanwhile) or who stayed in
  * UNREVOKED_SHARDS past their rebalance timeout. Timers are "fresh" after a start or a Redis

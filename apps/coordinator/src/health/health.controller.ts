@@ -4,7 +4,7 @@ import { KeyLayoutHealthIndicator } from './key-layout.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 import { ServingState } from './serving-state.js';
 
-/** Terminus routes (PROTOCOL.md §8): liveness of the process, readiness to serve. */
+/** Terminus routes (docs/protocol.md §15.1): liveness of the process, readiness to serve. */
 @Controller('health')
 export class HealthController {
   constructor(

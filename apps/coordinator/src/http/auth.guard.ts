@@ -8,9 +8,9 @@ import { type ApiRole, REQUIRED_ROLE } from './roles.decorator.js';
 import { TokenMatcher } from './token-matcher.js';
 
 /**
- * Bearer-token authentication with two roles (PROTOCOL.md §1): a missing or unknown token is 401
- * UNAUTHENTICATED, a member token on an admin route is 403 FORBIDDEN. Admin tokens may call member
- * routes. With `COORDINATOR_AUTH=none` every caller is admin (local development only).
+ * Bearer-token authentication with two roles (docs/protocol.md §2.2): a missing or unknown token is
+ * 401 UNAUTHENTICATED, a member token on an admin route is 403 FORBIDDEN. Admin tokens may call
+ * member routes. With `COORDINATOR_AUTH=none` every caller is admin (local development only).
  */
 @Injectable()
 export class AuthGuard implements CanActivate {

@@ -24,7 +24,8 @@ const STATUS_CODES: Partial<Record<number, ProtocolErrorCode>> = {
 };
 
 /**
- * Renders every failure as `{"error": {"code", "message"}}` with the status PROTOCOL.md assigns.
+ * Renders every failure as `{"error": {"code", "message"}}` with the status docs/protocol.md §2.3
+ * assigns.
  * Storage failures (Redis unreachable) and anything unexpected become 503
  * COORDINATOR_NOT_AVAILABLE with `Retry-After`, so clients back off and retry.
  */

@@ -55,7 +55,8 @@ export interface DecodeBodyOptions {
 
 /**
  * Decodes a request body kept raw by the HTTP layer: size limit (413), content type, JSON and
- * schema (400), in that order — after authentication, which ran in the guard (PROTOCOL.md §9.3).
+ * schema (400), in that order — after authentication, which ran in the guard
+ * (docs/protocol.md §2.4).
  */
 export function decodeBody<S extends z.ZodType>(
   schema: S,

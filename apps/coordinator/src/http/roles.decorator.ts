@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 
-/** Roles of the coordinator API (PROTOCOL.md §1). */
+/** Roles of the coordinator API (docs/protocol.md §2.2). */
 export type ApiRole = 'member' | 'admin';
 
 /** Metadata key of {@link RequireRole}. */

@@ -2,8 +2,8 @@ import type { ProtocolErrorCode } from '@redis-stream-coordinator/nestjs/protoco
 import { CoordinatorError } from '../core/coordinator-error.js';
 
 /**
- * A protocol error sent with a status other than the code's usual one. PROTOCOL.md §1 gives one
- * code two statuses: UNKNOWN_MEMBER_ID is 409 on the member routes but 404 on the admin
+ * A protocol error sent with a status other than the code's usual one. docs/protocol.md §2.3 gives
+ * one code two statuses: UNKNOWN_MEMBER_ID is 409 on the member routes but 404 on the admin
  * `DELETE /v1/groups/{groupId}/members/{memberId}`.
  */
 export class StatusOverrideError extends CoordinatorError {

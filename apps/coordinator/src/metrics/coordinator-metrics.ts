@@ -23,10 +23,10 @@ interface GroupGauges {
 }
 
 /**
- * The coordinator metrics of PROTOCOL.md §8, on the app's own prom-client registry (never the
- * global default one). Gauges are computed from authoritative group state when scraped; counters
- * and histograms are updated as requests are served. Label cardinality is bounded by the number
- * of groups (and assignors); no member ids or shard ids are used as labels.
+ * The coordinator metrics of docs/protocol.md §15.2, on the app's own prom-client registry (never
+ * the global default one). Gauges are computed from authoritative group state when scraped;
+ * counters and histograms are updated as requests are served. Label cardinality is bounded by the
+ * number of groups (and assignors); no member ids or shard ids are used as labels.
  */
 export class CoordinatorMetrics implements GroupCoordinatorObserver {
   private source: GroupStateSource | null = null;

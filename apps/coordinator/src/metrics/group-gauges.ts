@@ -34,8 +34,8 @@ export interface GroupGaugeValues {
 }
 
 /**
- * The per-group gauge values of PROTOCOL.md §8 computed from a group's state — the live state
- * (scrapes) or one rebuilt from the event log (projections), so both can be compared. Pure.
+ * The per-group gauge values of docs/protocol.md §15.2 computed from a group's state — the live
+ * state (scrapes) or one rebuilt from the event log (projections), so both can be compared. Pure.
  */
 export function groupGaugeValues(group: GroupState, catalog: StreamCatalog): GroupGaugeValues {
   const list = [...group.members.values()];

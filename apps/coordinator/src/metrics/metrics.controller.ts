@@ -2,7 +2,7 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { COORDINATOR_METRICS_REGISTRY } from './metrics.tokens.js';
 
-/** `GET /metrics`: Prometheus text exposition, no token needed (PROTOCOL.md §1). */
+/** `GET /metrics`: Prometheus text exposition, no token needed (docs/protocol.md §15.2). */
 @Controller('metrics')
 export class MetricsController {
   constructor(@Inject(COORDINATOR_METRICS_REGISTRY) private readonly registry: Registry) {}

@@ -192,7 +192,7 @@ export class StreamRegistry implements StreamCatalog {
     });
   }
 
-  /** The routing body of `GET /v1/streams/{stream}` (PROTOCOL.md §9.12). */
+  /** The routing body of `GET /v1/streams/{stream}` (docs/protocol.md §8.3). */
   routing(record: StreamRecord): StreamRouting {
     return {
       stream: record.stream,

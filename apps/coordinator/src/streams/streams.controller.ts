@@ -25,7 +25,7 @@ import type { ReshardDriver } from './reshard-driver.js';
 import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
 import type { StreamRegistry } from './stream-registry.js';
 
-/** The stream routes of PROTOCOL.md §4: creation, routing metadata and resharding. */
+/** The stream routes of docs/protocol.md §8–§9: creation, routing metadata and resharding. */
 @Controller('v1/streams')
 export class StreamsController {
   private readonly createSchema;

@@ -22,7 +22,10 @@ import type { StreamRegistry } from './stream-registry.js';
 import { StreamsController } from './streams.controller.js';
 import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
 
-/** The stream routes of PROTOCOL.md §4 (creation, routing, resharding) and the reshard driver. */
+/**
+ * The stream routes of docs/protocol.md §8–§9 (creation, routing, resharding) and the reshard
+ * driver.
+ */
 @Module({
   imports: [GroupsModule],
   controllers: [StreamsController],

@@ -37,8 +37,8 @@ export interface MemberIdEnvironment {
 const NO_ADDRESS = 'no-ipv4';
 
 /**
- * Replaces every character outside printable ASCII (0x21–0x7E, the id rule of PROTOCOL.md §9.1)
- * with `_`.
+ * Replaces every character outside printable ASCII (0x21–0x7E, the id rule of
+ * docs/protocol.md §2.5) with `_`.
  *
  * @publicApi
  */
@@ -65,7 +65,7 @@ export function firstExternalIpv4(
 }
 
 /**
- * Derives a member id from the pod-IP context (PROTOCOL.md §5):
+ * Derives a member id from the pod-IP context (docs/protocol.md §7):
  * `<POD_IP or first external IPv4>_<POD_NAME or HOSTNAME or hostname>_<pid>_<sequence>`,
  * e.g. `10.1.2.3_billing-7f9c-x2k_1_0`. Each part is sanitised to printable ASCII and the name
  * part is shortened so the whole id stays within 255 characters.

@@ -13,12 +13,11 @@ export interface MemberMetricDefinition {
 }
 
 /**
- * Every member-side metric (PROTOCOL.md §8). Label cardinality is bounded: `group` is the one
- * group of the application, `stream` one of its handled streams, `shard` a shard id of such a
- * stream (at most the stream's shard count; only the shards this member holds now have series:
- * a shard's series are removed when the member releases it);
- * `reason`, `kind`, `cause` and `phase` take the few values listed in the help. No member ids,
- * message ids or keys are ever labels.
+ * Every member-side metric (docs/protocol.md §15.2). Label cardinality is bounded: `group` is the
+ * one group of the application, `stream` one of its handled streams, `shard` a shard id of such a
+ * stream (at most the stream's shard count; only the shards this member holds now have series: a
+ * shard's series are removed when the member releases it); `reason`, `kind`, `cause` and `phase`
+ * take the few values listed in the help. No member ids, message ids or keys are ever labels.
  *
  * @publicApi
  */

@@ -36,7 +36,7 @@ export interface StreamCoordinatorMetricsOptions {
 }
 
 /**
- * How this member names itself to the coordinator (PROTOCOL.md §5):
+ * How this member names itself to the coordinator (docs/protocol.md §7):
  * - omitted: derived from the pod-IP context (`POD_IP` or the first non-internal IPv4 address,
  *   `POD_NAME`/`HOSTNAME`, the process id and a per-process counter);
  * - a string: used as is (1–255 printable ASCII characters);

@@ -1,5 +1,5 @@
 /**
- * Error codes of the coordinator's wire protocol (PROTOCOL.md §1) and the HTTP status that
+ * Error codes of the coordinator's wire protocol (docs/protocol.md §2.3) and the HTTP status that
  * carries each of them.
  *
  * @publicApi

@@ -82,8 +82,8 @@ const CATALOG_FAMILY: Readonly<Record<string, string>> = {
 };
 
 /**
- * Reads a key back into its family and names, following the layout of docs/protocol.md
- * ("Key layout"), or `null` when no family builds it. Because this is a function, a round trip
+ * Reads a key back into its family and names, following the layout of docs/protocol.md §13, or
+ * `null` when no family builds it. Because this is a function, a round trip
  * `decodeKey(build(x)) = x` for every x proves that no two names (of one family or of two
  * families) build the same key.
  */

@@ -2,7 +2,7 @@ import { NAME_PATTERN } from './limits.js';
 
 /**
  * Names of every Redis key the system writes, all under one `KEY_PREFIX`. The one place keys are
- * built (docs/protocol.md, "Key layout"). Every key is `<prefix>:{<tag>}[:<part>]`, and the tag
+ * built (docs/protocol.md §13). Every key is `<prefix>:{<tag>}[:<part>]`, and the tag
  * alone tells the family, so no two names of different kinds can build one key:
  *
  * - a tag that starts with `@` is the control plane (no group or stream name contains `@`, `:`

@@ -1,5 +1,5 @@
 /**
- * Limits and identifier rules of the wire protocol (PROTOCOL.md §9.1, §9.14).
+ * Limits and identifier rules of the wire protocol (docs/protocol.md §2.5, §2.6).
  *
  * @publicApi
  */

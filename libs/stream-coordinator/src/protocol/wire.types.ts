@@ -1,6 +1,6 @@
 /**
- * JSON shapes of the coordinator's HTTP API (PROTOCOL.md §2–§4, §9). Both the coordinator and the
- * member runtime compile against these, so a change here is a change of the wire protocol.
+ * JSON shapes of the coordinator's HTTP API (docs/protocol.md §3, §6, §8, §9). Both the coordinator
+ * and the member runtime compile against these, so a change here is a change of the wire protocol.
  */
 
 /**
@@ -88,10 +88,10 @@ export interface LeaveRequest {
   memberEpoch?: number;
 }
 
-/** Group state as described (PROTOCOL.md §9.8). @publicApi */
+/** Group state as described (docs/protocol.md §6.4). @publicApi */
 export type GroupStateName = 'EMPTY' | 'ASSIGNING' | 'RECONCILING' | 'STABLE';
 
-/** Member reconciliation state (PROTOCOL.md §2). @publicApi */
+/** Member reconciliation state (docs/protocol.md §4.2). @publicApi */
 export type MemberStateName = 'STABLE' | 'UNREVOKED_SHARDS' | 'UNRELEASED_SHARDS';
 
 /**
@@ -182,7 +182,7 @@ export interface RoutedShard {
 }
 
 /**
- * Body of `GET /v1/streams/{stream}` (PROTOCOL.md §9.12).
+ * Body of `GET /v1/streams/{stream}` (docs/protocol.md §8.3).
  *
  * @publicApi
  */

@@ -47,10 +47,10 @@ export function classifyFailure(code: ProtocolErrorCode | null): HeartbeatFailur
 }
 
 /**
- * The member side of the heartbeat protocol, free of I/O: epoch, the granted assignment, and
- * which request to send next (full after a join or any error, PROTOCOL.md §2). The runtime feeds
- * it what it really owns (shards whose readers have not settled yet count as owned) and applies
- * the assignment it returns.
+ * The member side of the heartbeat protocol, free of I/O: epoch, the granted assignment, and which
+ * request to send next (full after a join or any error, docs/protocol.md §3.2). The runtime feeds
+ * it what it really owns (shards whose readers have not settled yet count as owned) and applies the
+ * assignment it returns.
  */
 export class Membership {
   private epoch = 0;

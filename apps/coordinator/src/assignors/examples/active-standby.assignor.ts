@@ -28,7 +28,7 @@ import { ShardAssignorProvider } from '../shard-assignor-provider.decorator.js';
  * ```
  *
  * Members opt in with `"assignor": "active-standby"` in their heartbeat (the group uses the name most
- * members prefer, PROTOCOL.md §9.15).
+ * members prefer, docs/protocol.md §5.2).
  *
  * @publicApi
  */

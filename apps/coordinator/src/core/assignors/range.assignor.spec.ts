@@ -83,7 +83,7 @@ describe('RangeAssignor (Kafka RangeAssignorTest, adapted)', () => {
     });
   });
 
-  it('lays static members first by instance id, then dynamic members by member id (PROTOCOL §9.15)', () => {
+  it('lays static members first by instance id, then dynamic members by member id (docs/protocol.md §5.1)', () => {
     const input = assignorInput(
       {
         a: { subs: ['t'] },

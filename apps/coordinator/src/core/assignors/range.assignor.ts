@@ -5,8 +5,8 @@ import type { AssignorInput, AssignorMember, ShardAssignor } from './shard-assig
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * The order `range` lays members out in (PROTOCOL.md §9.15): static members first, by instance id
- * (then member id), then dynamic members by member id.
+ * The order `range` lays members out in (docs/protocol.md §5.1): static members first, by instance
+ * id (then member id), then dynamic members by member id.
  *
  * @publicApi
  */

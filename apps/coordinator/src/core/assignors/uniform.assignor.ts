@@ -32,7 +32,7 @@ import { buildHomogeneousTargets } from './uniform-homogeneous.builder.js';
  *   targets were `m0 = s0/0`, `m1 = s0/1`, `m2 = s1/0 + s2/0`. When `m1` leaves, `s0` must split 1–1
  *   and so must the two single-shard streams' "+1"s, so `m2` hands `s1/0` to `m0` (Kafka would give
  *   `m0` both `s0` shards instead). Adding a member can likewise move a shard between existing
- *   members. PROTOCOL §9.15 asks for per-stream balance, so it wins over that stickiness.
+ *   members. docs/protocol.md §5.1 asks for per-stream balance, so it wins over that stickiness.
  *
  * **Heterogeneous**: Kafka's heterogeneous builder plus an exact final balancing step (see
  * {@link buildHeterogeneousTargets}): sticky (previous shards kept unless balance needs them), loads

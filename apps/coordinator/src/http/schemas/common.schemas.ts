@@ -1,7 +1,7 @@
 import { ID_PATTERN, NAME_PATTERN } from '@redis-stream-coordinator/nestjs/protocol';
 import { z } from 'zod';
 
-/** Group or stream name (PROTOCOL.md §9.1). */
+/** Group or stream name (docs/protocol.md §2.5). */
 export const nameSchema = z
   .string({ error: 'must be a string' })
   .regex(NAME_PATTERN, { error: 'must be 1-128 characters of [A-Za-z0-9._-]' });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idSchema, nameSchema, streamShardsListSchema } from './common.schemas.js';
 
-/** Body of `POST /v1/groups/{groupId}/heartbeat` (PROTOCOL.md §2). */
+/** Body of `POST /v1/groups/{groupId}/heartbeat` (docs/protocol.md §3.1). */
 export const heartbeatRequestSchema = z
   .strictObject(
     {
@@ -69,7 +69,7 @@ export const heartbeatRequestSchema = z
     }
   });
 
-/** Body of `POST /v1/groups/{groupId}/leave` (PROTOCOL.md §9.10). */
+/** Body of `POST /v1/groups/{groupId}/leave` (docs/protocol.md §6.1). */
 export const leaveRequestSchema = z
   .strictObject(
     {
