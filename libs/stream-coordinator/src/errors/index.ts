@@ -9,3 +9,8 @@ export * from './non-retryable.error.js';
 export * from './event-handler-failed.error.js';
 export * from './empty-filter-result.error.js';
 export * from './empty-event-result.error.js';
+export * from './data-plane/index.js';
+export * from './metrics/metrics-registration.error.js';
+export * from './producer/index.js';
+export * from './redis/redis-connection-options.error.js';
+export * from './runtime/coordinator-request.error.js';
