@@ -11,6 +11,7 @@ export * from './empty-filter-result.error.js';
 export * from './empty-event-result.error.js';
 export * from './data-plane/index.js';
 export * from './metrics/metrics-registration.error.js';
+export * from './microservices/index.js';
 export * from './producer/index.js';
 export * from './redis/redis-connection-options.error.js';
 export * from './runtime/coordinator-request.error.js';
