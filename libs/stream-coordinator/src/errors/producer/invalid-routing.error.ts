@@ -16,6 +16,9 @@ export class InvalidRoutingError extends StreamCoordinatorError {
     /** From `publishBatch`: as {@link RoutingFetchError.publishedIds}. */
     readonly publishedIds: ReadonlyArray<string | undefined> = [],
   ) {
-    super(`Routing metadata of stream ${stream} is invalid: ${problem}`);
+    super(
+      `Routing metadata of stream ${stream} is invalid: ${problem}. Check that the coordinator ` +
+        `runs a version compatible with this library (GET /v1/streams/${stream} shows what it serves).`,
+    );
   }
 }
