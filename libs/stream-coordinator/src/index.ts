@@ -44,6 +44,5 @@ export type { MemberPhase, MemberRuntimeStatus } from './runtime/member-runtime.
 export { MemberRuntimeEvents } from './runtime/member-runtime-events.js';
 export type { MemberLifecycleEvents, ShardActivity } from './runtime/member-runtime-events.js';
 export { CoordinatorClient } from './runtime/coordinator-client.js';
-export { CoordinatorRequestError } from './runtime/coordinator-request.error.js';
 export type { GrantedShard } from './runtime/membership.js';
 export * from './data-plane/index.js';

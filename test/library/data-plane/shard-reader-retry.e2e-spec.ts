@@ -238,6 +238,10 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     expect(seen).toEqual([1]);
     const [letter] = await deadLetters(redis(), shard.dlq);
     expect(letter).toMatchObject({ id: poison, reason: 'max-deliveries', deliveryCount: '3' });
+    expect(letter).toMatchObject({
+      error: 'delivered 3 times without being acknowledged (maxDeliveries 2)',
+    });
+    expect(letter!.stack).toMatch(/^MaxDeliveriesExceededError: /);
     await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SemaphoreReleaseError } from '../errors/data-plane/semaphore-release.error.js';
 import { Semaphore } from './concurrency-limiter.js';
 
 describe('Semaphore', () => {
@@ -24,6 +25,8 @@ describe('Semaphore', () => {
     semaphore.release();
     expect(semaphore.inUse).toBe(0);
     expect(() => semaphore.release()).toThrow(/without a matching acquire/);
+    expect(() => semaphore.release()).toThrow(SemaphoreReleaseError);
+    expect(semaphore.inUse).toBe(0);
   });
 
   it('an aborted waiter takes nothing and leaves the queue', async () => {

@@ -1,3 +1,5 @@
+import { SemaphoreReleaseError } from '../errors/data-plane/semaphore-release.error.js';
+
 /**
  * Caps how many handler calls run at once across several shard readers (each reader runs at
  * most one at a time; the limiter bounds the sum). Readers call `tryAcquire()` and, when it
@@ -78,6 +80,7 @@ export class Semaphore implements ConcurrencyLimiter {
     });
   }
 
+  /** @throws SemaphoreReleaseError when no permit is taken. */
   release(): void {
     const next = this.waiters.shift();
     if (next) {
@@ -85,8 +88,7 @@ export class Semaphore implements ConcurrencyLimiter {
       next.resolve();
       return;
     }
-    if (this.free >= this.permits)
-      throw new Error('Semaphore.release() without a matching acquire');
+    if (this.free >= this.permits) throw new SemaphoreReleaseError();
     this.free++;
   }
 }

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { UndecodableEntryError } from '../errors/data-plane/undecodable-entry.error.js';
 import { deadLetterFields, toError } from './dead-letter.js';
-import {
-  UndecodableEntryError,
-  decodeEntry,
-  encodeEntryFields,
-  encodeHeaders,
-} from './entry-codec.js';
+import { decodeEntry, encodeEntryFields, encodeHeaders } from './entry-codec.js';
 import { JSON_PAYLOAD_SERIALIZER } from './json-payload.serializer.js';
 
 const buffers = (...values: string[]): Buffer[] => values.map((v) => Buffer.from(v));

@@ -1,8 +1,6 @@
+import { UndecodableEntryError } from '../errors/data-plane/undecodable-entry.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import { ShardMessage } from './shard-message.js';
-import { UndecodableEntryError } from './undecodable-entry.error.js';
-
-export { UndecodableEntryError } from './undecodable-entry.error.js';
 
 /**
  * # Shard entry encoding

@@ -1,3 +1,4 @@
+import { MaxDeliveriesExceededError } from '../errors/data-plane/max-deliveries-exceeded.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
@@ -148,9 +149,7 @@ export class MessageRunner {
     if (deliveryCount > options.maxDeliveries) {
       // Earlier deliveries ended without an ack (a crash, a lost shard): the message has had
       // its tries; it must not block the shard again.
-      const error = new Error(
-        `delivered ${deliveryCount} times without being acknowledged (maxDeliveries ${options.maxDeliveries})`,
-      );
+      const error = new MaxDeliveriesExceededError(deliveryCount, options.maxDeliveries);
       return this.deadLetterThenAck(id, fields, deliveryCount, 'max-deliveries', error);
     }
     return this.deliver(id, fields, message);

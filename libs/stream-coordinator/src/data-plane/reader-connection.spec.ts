@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { ReaderConnectionClosedError } from '../errors/data-plane/reader-connection-closed.error.js';
+import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
+import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
-import {
-  ReaderConnection,
-  ReaderConnectionClosedError,
-  ReaderStoppedError,
-  ReaderWatchdogError,
-} from './reader-connection.js';
+import { ReaderConnection } from './reader-connection.js';
 
 interface FakeState {
   dropped: boolean;

@@ -1,45 +1,8 @@
+import { ReaderConnectionClosedError } from '../errors/data-plane/reader-connection-closed.error.js';
+import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
+import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
 import { closeConnection } from '../redis/close-connection.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
-
-/**
- * A Redis call of a shard reader did not answer within its deadline (the connection is
- * presumed hung, e.g. after a network blip, and is replaced).
- *
- * @publicApi
- */
-export class ReaderWatchdogError extends Error {
-  override readonly name = 'ReaderWatchdogError';
-
-  constructor(readonly timeoutMs: number) {
-    super(`Redis did not answer within ${timeoutMs} ms; recreating the reader's connection`);
-  }
-}
-
-/** A Redis call was abandoned because the reader is stopping. @publicApi */
-export class ReaderStoppedError extends Error {
-  override readonly name = 'ReaderStoppedError';
-
-  constructor() {
-    super('the shard reader is stopping');
-  }
-}
-
-/**
- * The reader's connection closed while a call on it was in flight: its reply can never arrive
- * (reader connections do not resend unanswered commands after a reconnect), so the call ends at
- * once instead of at its deadline. The reader backs off and retries once ioredis has reconnected.
- *
- * @publicApi
- */
-export class ReaderConnectionClosedError extends Error {
-  override readonly name = 'ReaderConnectionClosedError';
-
-  constructor() {
-    super(
-      "the reader's Redis connection closed before the call was answered; retrying once it has reconnected",
-    );
-  }
-}
 
 /** A call in flight: when it must have answered, and how to end it early. */
 interface PendingCall {

@@ -1,7 +1,8 @@
+import { FencedError } from '../errors/data-plane/fenced.error.js';
+import { ShardReadRefusedError } from '../errors/data-plane/shard-read-refused.error.js';
 import { shardGateKey, shardMetaKey } from '../protocol/key-space.js';
 import { runScript, type LuaScript, type ScriptArgument } from '../redis/lua-script.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
-import { FencedError } from './fenced.error.js';
 import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ACK_BEFORE_READ_SCRIPT } from './scripts/ack-before-read.script.js';
 import { ACK_SCRIPT } from './scripts/ack.script.js';
@@ -10,7 +11,6 @@ import { joinEntryIds } from './scripts/fence-check.lua.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
 import { RELEASE_CONSUMER_SCRIPT } from './scripts/release-consumer.script.js';
-import { ShardReadRefusedError } from './shard-read-refused.error.js';
 
 /** Every fenced data-plane script. @publicApi */
 export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [

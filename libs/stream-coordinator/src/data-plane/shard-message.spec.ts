@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { UndecodableEntryError } from '../errors/data-plane/undecodable-entry.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import { JSON_PAYLOAD_SERIALIZER } from './json-payload.serializer.js';
 import { entryIdTime, ShardMessage } from './shard-message.js';
-import { UndecodableEntryError } from './undecodable-entry.error.js';
 
 /** The JSON serializer, counting its decode calls. */
 function countingSerializer(): PayloadSerializer & { calls: number } {

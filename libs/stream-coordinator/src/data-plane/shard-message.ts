@@ -1,6 +1,6 @@
+import { UndecodableEntryError } from '../errors/data-plane/undecodable-entry.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
-import { UndecodableEntryError } from './undecodable-entry.error.js';
 
 /**
  * The time part (ms since the epoch) of a stream entry id `<ms>-<seq>` (or `<ms>`); `NaN` when

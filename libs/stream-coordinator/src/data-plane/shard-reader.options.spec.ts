@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ShardReaderOptionsError,
-  resolveShardReaderOptions,
-  type ShardReaderOptions,
-} from './shard-reader.options.js';
+import { ShardReaderOptionsError } from '../errors/data-plane/shard-reader-options.error.js';
+import { resolveShardReaderOptions, type ShardReaderOptions } from './shard-reader.options.js';
 
 const base: ShardReaderOptions = {
   createConnection: () => {

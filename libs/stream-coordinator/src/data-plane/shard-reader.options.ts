@@ -1,3 +1,4 @@
+import { ShardReaderOptionsError } from '../errors/data-plane/shard-reader-options.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
@@ -114,15 +115,6 @@ export interface ResolvedShardReaderOptions extends Required<
   retry: ResolvedBackoff;
   reconnectBackoff: ResolvedBackoff;
   acquireBackoff: ResolvedBackoff;
-}
-
-/**
- * Invalid {@link ShardReaderOptions}; the message names the option.
- *
- * @publicApi
- */
-export class ShardReaderOptionsError extends Error {
-  override readonly name = 'ShardReaderOptionsError';
 }
 
 /** Largest accepted `batchSize`. */

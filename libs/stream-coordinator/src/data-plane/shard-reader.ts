@@ -1,13 +1,15 @@
+import { FencedError } from '../errors/data-plane/fenced.error.js';
+import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
+import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
+import { ShardReadRefusedError } from '../errors/data-plane/shard-read-refused.error.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { toError } from './dead-letter.js';
-import { FencedError } from './fenced.error.js';
 import { MessageRunner, type Outcome } from './message-runner.js';
 import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
-import { ReaderConnection, ReaderStoppedError, ReaderWatchdogError } from './reader-connection.js';
+import { ReaderConnection } from './reader-connection.js';
 import { ORPHANS_PENDING, ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
-import { ShardReadRefusedError } from './shard-read-refused.error.js';
 import {
   resolveShardReaderOptions,
   type ResolvedShardReaderOptions,

@@ -6,9 +6,7 @@
  * @packageDocumentation
  */
 export * from './member-metric-definitions.js';
-export {
-  StreamCoordinatorMetrics,
-  MetricsRegistrationError,
-} from './stream-coordinator-metrics.js';
+export { StreamCoordinatorMetrics } from './stream-coordinator-metrics.js';
+export { MetricsRegistrationError } from '../errors/metrics/metrics-registration.error.js';
 export type { StreamCoordinatorMetricsOptions } from './stream-coordinator-metrics.js';
 export { groupFigures, type ShardLagSample } from './shard-lag-sampler.js';

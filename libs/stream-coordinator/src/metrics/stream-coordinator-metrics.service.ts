@@ -6,6 +6,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
+import { MetricsRegistrationError } from '../errors/metrics/metrics-registration.error.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
@@ -92,7 +93,7 @@ export class StreamCoordinatorMetricsService
     } catch (error) {
       // Two applications in one process on one registry: the second one runs without metrics
       // rather than failing to start.
-      if (!(error instanceof implementation.MetricsRegistrationError)) throw error;
+      if (!(error instanceof MetricsRegistrationError)) throw error;
       this.options.logger.warn(`member metrics are off: ${error.message}`);
       this.sampler = null;
     }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, register as defaultRegistry, type Registry } from 'prom-client';
+import { MetricsRegistrationError } from '../errors/metrics/metrics-registration.error.js';
 import { BatchedHistogram, type HistogramSeries } from './batched-histogram.js';
 import type { MemberRuntime } from '../runtime/member-runtime.js';
 import type {
@@ -42,16 +43,6 @@ export interface StreamCoordinatorMetricsOptions {
   readonly events: MemberRuntimeEvents;
   /** The latest lag/pending samples (see `ShardLagSampler`); none: lag gauges stay empty. */
   readonly lag?: () => ReadonlyMap<string, ShardLagSample>;
-}
-
-/**
- * A metric of this name is already registered in the chosen registry (a second application in
- * the same process, or the app's own metric of that name).
- *
- * @publicApi
- */
-export class MetricsRegistrationError extends Error {
-  override readonly name = 'MetricsRegistrationError';
 }
 
 /**

@@ -1,8 +1,9 @@
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { ClientProxyNotConnectedError } from '../errors/microservices/client-proxy-not-connected.error.js';
+import { PublishArgumentError } from '../errors/producer/publish-argument.error.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
 import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
 import { resolveStreamCoordinatorOptions } from '../module/stream-coordinator-options.validation.js';
-import { PublishArgumentError } from '../producer/errors/publish-argument.error.js';
 import { createStreamPublisher } from '../producer/create-stream-publisher.js';
 import type { StreamPublisher } from '../producer/stream-publisher.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
@@ -51,7 +52,7 @@ export class StreamCoordinatorClientProxy extends ClientProxy {
   }
 
   unwrap<T>(): T {
-    if (!this.publisher) throw new Error('StreamCoordinatorClientProxy is not connected yet');
+    if (!this.publisher) throw new ClientProxyNotConnectedError();
     return this.publisher as T;
   }
 

@@ -7,6 +7,8 @@ import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
 import { EmptyEventResultError } from '../errors/empty-event-result.error.js';
 import { EventHandlerFailedError } from '../errors/event-handler-failed.error.js';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error.js';
+import { TransportEventsUnsupportedError } from '../errors/microservices/transport-events-unsupported.error.js';
+import { TransportNotListeningError } from '../errors/microservices/transport-not-listening.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
@@ -190,14 +192,12 @@ export class StreamCoordinatorTransport
   }
 
   on(): never {
-    throw new Error(
-      'StreamCoordinatorTransport does not emit transport events; use MemberRuntimeEvents',
-    );
+    throw new TransportEventsUnsupportedError();
   }
 
   /** The member runtime underneath (its `status()` and readers). */
   unwrap<T>(): T {
-    if (!this.runtime) throw new Error('StreamCoordinatorTransport is not listening yet');
+    if (!this.runtime) throw new TransportNotListeningError();
     return this.runtime as T;
   }
 }

@@ -1,6 +1,6 @@
+import { InvalidRoutingError } from '../errors/producer/invalid-routing.error.js';
 import { RoutingTable } from '../protocol/routing.js';
 import type { StreamRouting } from '../protocol/wire.types.js';
-import { InvalidRoutingError } from './errors/routing.error.js';
 
 /**
  * A stream's routing metadata compiled for publishing: key → shard → shard key in O(1).

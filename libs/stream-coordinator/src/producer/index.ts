@@ -1,10 +1,7 @@
 export * from './compiled-routing.js';
-export * from './errors/publish-argument.error.js';
-export * from './errors/publish.error.js';
-export * from './errors/routing.error.js';
-export * from './errors/stale-routing.error.js';
 export type * from './publish-options.interface.js';
 export * from './routing-cache.js';
 export type * from './routing-source.interface.js';
 export * from './scripts/publish.script.js';
 export * from './stream-publisher.js';
+export * from '../errors/producer/index.js';

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidRoutingError } from '../errors/producer/invalid-routing.error.js';
+import { RoutingFetchError } from '../errors/producer/routing-fetch.error.js';
 import {
   KeySpace,
   RoutingTable,
@@ -6,7 +8,6 @@ import {
   type StreamRouting,
 } from '../protocol/index.js';
 import { CompiledRouting } from './compiled-routing.js';
-import { InvalidRoutingError, RoutingFetchError } from './errors/routing.error.js';
 import { RoutingCache } from './routing-cache.js';
 
 const keys = new KeySpace('rsc');

@@ -1,5 +1,6 @@
+import { InvalidRoutingError } from '../errors/producer/invalid-routing.error.js';
+import { RoutingFetchError } from '../errors/producer/routing-fetch.error.js';
 import { CompiledRouting } from './compiled-routing.js';
-import { InvalidRoutingError, RoutingFetchError } from './errors/routing.error.js';
 import type { RoutingSource } from './routing-source.interface.js';
 
 interface Flight {

@@ -1,16 +1,17 @@
 import { fullJitter, sleep, type RandomSource } from '../data-plane/backoff.js';
 import { encodeHeaders } from '../data-plane/entry-codec.js';
 import { JSON_PAYLOAD_SERIALIZER } from '../data-plane/json-payload.serializer.js';
+import { InvalidRoutingError } from '../errors/producer/invalid-routing.error.js';
+import { PublishArgumentError } from '../errors/producer/publish-argument.error.js';
+import { PublishError } from '../errors/producer/publish.error.js';
+import { RoutingFetchError } from '../errors/producer/routing-fetch.error.js';
+import { StaleRoutingError } from '../errors/producer/stale-routing.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import { shardMetaKey } from '../protocol/key-space.js';
 import { isValidName } from '../protocol/limits.js';
 import { runScript, type ScriptArgument } from '../redis/lua-script.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { CompiledRouting } from './compiled-routing.js';
-import { PublishArgumentError } from './errors/publish-argument.error.js';
-import { PublishError } from './errors/publish.error.js';
-import { InvalidRoutingError, RoutingFetchError } from './errors/routing.error.js';
-import { StaleRoutingError } from './errors/stale-routing.error.js';
 import type {
   PublishBatchOptions,
   PublishMessage,

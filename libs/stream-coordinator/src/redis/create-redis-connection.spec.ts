@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { RedisConnectionOptionsError } from '../errors/redis/redis-connection-options.error.js';
 import { createRedisConnection } from './create-redis-connection.js';
-import { RedisConnectionOptionsError } from './redis-connection-options.error.js';
 import type { RedisConnection } from './redis-connection.types.js';
 
 /** The startup nodes a cluster client was given (a private field of ioredis). */

@@ -1,10 +1,10 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import { RedisConnectionOptionsError } from '../errors/redis/redis-connection-options.error.js';
 import type {
   RedisClusterNode,
   RedisConnectionOptions,
 } from '../interfaces/redis-connection-options.interface.js';
-import { RedisConnectionOptionsError } from './redis-connection-options.error.js';
 import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
 
 /**

@@ -1,4 +1,4 @@
 export * from './create-redis-connection.js';
 export * from './lua-script.js';
-export * from './redis-connection-options.error.js';
+export * from '../errors/redis/redis-connection-options.error.js';
 export type * from './redis-connection.types.js';

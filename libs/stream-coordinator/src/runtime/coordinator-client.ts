@@ -1,3 +1,4 @@
+import { CoordinatorRequestError } from '../errors/runtime/coordinator-request.error.js';
 import {
   type HeartbeatRequest,
   type HeartbeatResponse,
@@ -7,7 +8,6 @@ import {
   type StreamRouting,
 } from '../protocol/index.js';
 import type { RoutingSource } from '../producer/routing-source.interface.js';
-import { CoordinatorRequestError } from './coordinator-request.error.js';
 
 /** Connection settings of {@link CoordinatorClient}. */
 export interface CoordinatorClientOptions {

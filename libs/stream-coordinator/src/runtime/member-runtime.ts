@@ -6,12 +6,12 @@ import {
 } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { CoordinatorRequestError } from '../errors/runtime/coordinator-request.error.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
 import { ShutdownDrain } from '../module/shutdown-drain.module.js';
 import { KeySpace, prefixOfKey, type HeartbeatResponse } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { CoordinatorClient } from './coordinator-client.js';
-import { CoordinatorRequestError } from './coordinator-request.error.js';
 import { classifyFailure, Membership, type GrantedShard } from './membership.js';
 import { MemberRuntimeEvents } from './member-runtime-events.js';
 import { heartbeatRetryDelay, memberIdRetryDelay } from './retry-delays.js';

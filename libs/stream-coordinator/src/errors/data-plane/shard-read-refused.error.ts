@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
+
 /**
  * Why Redis refused (or ended) a gated read:
  * - `gate-closed` — this member's read gate is missing (NOGROUP on the gate key): the coordinator
@@ -18,7 +20,7 @@ export type ShardReadRefusal = 'gate-closed' | 'no-group' | 'unblocked';
  *
  * @publicApi
  */
-export class ShardReadRefusedError extends Error {
+export class ShardReadRefusedError extends StreamCoordinatorError {
   override readonly name = 'ShardReadRefusedError';
 
   constructor(

@@ -1,4 +1,4 @@
-import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * The routing metadata of a stream could not be fetched from the coordinator (the cause is
@@ -22,25 +22,5 @@ export class RoutingFetchError extends StreamCoordinatorError {
       `Could not fetch routing for stream ${stream} from the coordinator: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
     );
-  }
-}
-
-/**
- * The coordinator's routing metadata for a stream is inconsistent (an unknown routing function,
- * ranges that do not cover every slot, a range naming a shard that is not listed…).
- *
- * @publicApi
- */
-export class InvalidRoutingError extends StreamCoordinatorError {
-  override readonly name = 'InvalidRoutingError';
-
-  constructor(
-    readonly stream: string,
-    /** What is wrong with the metadata. */
-    readonly problem: string,
-    /** From `publishBatch`: as {@link RoutingFetchError.publishedIds}. */
-    readonly publishedIds: ReadonlyArray<string | undefined> = [],
-  ) {
-    super(`Routing metadata of stream ${stream} is invalid: ${problem}`);
   }
 }

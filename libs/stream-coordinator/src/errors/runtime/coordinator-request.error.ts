@@ -1,4 +1,5 @@
-import type { ProtocolErrorCode } from '../protocol/index.js';
+import type { ProtocolErrorCode } from '../../protocol/index.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * A request to the coordinator failed: `code` is the protocol error code, or `null` when the
@@ -6,7 +7,7 @@ import type { ProtocolErrorCode } from '../protocol/index.js';
  *
  * @publicApi
  */
-export class CoordinatorRequestError extends Error {
+export class CoordinatorRequestError extends StreamCoordinatorError {
   override readonly name = 'CoordinatorRequestError';
 
   constructor(

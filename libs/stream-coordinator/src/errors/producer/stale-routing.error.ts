@@ -1,4 +1,4 @@
-import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * A publish kept hitting closed (or removed) shards: every attempt, with routing refreshed from

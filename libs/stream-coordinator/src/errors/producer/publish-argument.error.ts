@@ -1,4 +1,4 @@
-import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * A publish call was given something it cannot write (the message names the argument).

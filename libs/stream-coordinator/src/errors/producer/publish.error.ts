@@ -1,4 +1,4 @@
-import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * Redis failed a publish for another reason than stale routing (connection lost, out of memory,

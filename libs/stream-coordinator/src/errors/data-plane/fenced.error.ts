@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
+
 /**
  * Redis refused a data-plane command because the shard's fence (meta field `owner:<group>`)
  * does not name this member: the coordinator has given the shard to someone else (or it was
@@ -6,7 +8,7 @@
  *
  * @publicApi
  */
-export class FencedError extends Error {
+export class FencedError extends StreamCoordinatorError {
   override readonly name = 'FencedError';
 
   constructor(

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { StreamCoordinatorError } from '../../errors/stream-coordinator.error.js';
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 import { PublishArgumentError } from './publish-argument.error.js';
 import { PublishError } from './publish.error.js';
-import { InvalidRoutingError, RoutingFetchError } from './routing.error.js';
+import { InvalidRoutingError } from './invalid-routing.error.js';
+import { RoutingFetchError } from './routing-fetch.error.js';
 import { StaleRoutingError } from './stale-routing.error.js';
 
 describe('producer errors', () => {

@@ -1,10 +1,12 @@
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
+
 /**
  * Thrown when the `redis` option cannot be turned into a connection: a malformed URL, an unknown
  * scheme, an empty or malformed cluster node list, or an option the data plane cannot honour.
  *
  * @publicApi
  */
-export class RedisConnectionOptionsError extends Error {
+export class RedisConnectionOptionsError extends StreamCoordinatorError {
   override readonly name = 'RedisConnectionOptionsError';
 
   constructor(message: string) {

@@ -1,3 +1,5 @@
+import { StreamCoordinatorError } from '../stream-coordinator.error.js';
+
 /**
  * The entry could not be decoded (see the entry encoding in `entry-codec.ts`): no `key` or
  * `payload` field, `headers` that are not a JSON object of strings, or a payload the serializer
@@ -6,7 +8,7 @@
  *
  * @publicApi
  */
-export class UndecodableEntryError extends Error {
+export class UndecodableEntryError extends StreamCoordinatorError {
   override readonly name = 'UndecodableEntryError';
 
   constructor(
