@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { KEY_SPACE } from '../groups/groups.tokens.js';
+import { KEY_SPACE } from '../store/store.tokens.js';
 import { KeyLayoutMigration } from './key-layout-migration.js';
 import { LegacyKeyLayoutError } from './legacy-key-layout.error.js';
 
