@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { Logger } from '@nestjs/common';
-import { AssignorRegistry } from '../assignors/assignor.registry.js';
+import { AssignorRegistry } from '../assignor-plugins/assignor.registry.js';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import type { GroupCoordinatorObserver } from '../core/group-coordinator-observer.js';
