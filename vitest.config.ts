@@ -16,7 +16,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts'],
+          include: [
+            'apps/*/src/**/*.spec.ts',
+            'libs/*/src/**/*.spec.ts',
+            'libs/*/cli/**/*.spec.ts',
+          ],
           testTimeout: 30_000,
           // Projects with different worker limits must run as separate groups: unit first.
           sequence: { groupOrder: 0 },
