@@ -21,6 +21,7 @@ export default defineConfig({
             'apps/*/src/**/*.spec.ts',
             'libs/*/src/**/*.spec.ts',
             'test/workspace/*.spec.ts',
+            'libs/*/cli/**/*.spec.ts',
           ],
           testTimeout: 30_000,
           // Projects with different worker limits must run as separate groups: unit first.

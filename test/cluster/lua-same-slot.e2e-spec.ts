@@ -198,7 +198,7 @@ describe('Lua scripts on Redis Cluster (static audit)', () => {
       expect.arrayContaining([
         'apps/coordinator/src/store/group-store.scripts.ts',
         'apps/coordinator/src/store/fence.scripts.ts',
-        'apps/coordinator/src/streams/stream-store.scripts.ts',
+        'apps/coordinator/src/store/stream-store.scripts.ts',
         'libs/stream-coordinator/src/data-plane/scripts/fence-check.lua.ts',
         'libs/stream-coordinator/src/producer/scripts/publish.script.ts',
       ]),

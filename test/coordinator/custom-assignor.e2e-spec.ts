@@ -3,8 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DescribedGroup, HeartbeatResponse } from '@redis-stream-coordinator/nestjs/protocol';
-import { ActiveStandbyAssignor } from '../../apps/coordinator/src/assignors/examples/active-standby.assignor.js';
-import { ShardAssignorProvider } from '../../apps/coordinator/src/assignors/shard-assignor-provider.decorator.js';
+import { ActiveStandbyAssignor } from '../../apps/coordinator/src/assignor-plugins/examples/active-standby.assignor.js';
+import { ShardAssignorProvider } from '../../apps/coordinator/src/assignor-plugins/shard-assignor-provider.decorator.js';
 import { createCoordinatorApp } from '../../apps/coordinator/src/bootstrap.js';
 import {
   loadCoordinatorConfig,

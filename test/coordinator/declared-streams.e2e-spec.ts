@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { activeShardIds } from '../../apps/coordinator/src/core/streams/stream-record.js';
-import { DeclaredStreams } from '../../apps/coordinator/src/streams/declared-streams.js';
-import { StreamRegistry } from '../../apps/coordinator/src/streams/stream-registry.js';
+import { DeclaredStreams } from '../../apps/coordinator/src/store/declared-streams.js';
+import { StreamRegistry } from '../../apps/coordinator/src/store/stream-registry.js';
 import { createTestRedis, useRedisPrefix } from '../support/redis.js';
 
 /** A replica's declared streams over its own catalog cache, with the warnings it logged. */

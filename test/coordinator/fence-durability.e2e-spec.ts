@@ -8,11 +8,8 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import type { OwnershipChange } from '../../apps/coordinator/src/core/group-transaction.js';
 import type { StreamCatalog } from '../../apps/coordinator/src/core/stream-catalog.js';
-import {
-  FenceWriter,
-  deleteShardKeys,
-  type FenceStamp,
-} from '../../apps/coordinator/src/store/fence-writer.js';
+import type { FenceStamp } from '../../apps/coordinator/src/store/fence-stamp.js';
+import { FenceWriter, deleteShardKeys } from '../../apps/coordinator/src/store/fence-writer.js';
 import { FenceWriteRefusedError } from '../../apps/coordinator/src/store/fence-write-refused.error.js';
 import { useRedisPrefix } from '../support/redis.js';
 import {

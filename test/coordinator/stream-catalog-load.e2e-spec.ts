@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { StreamRegistry } from '../../apps/coordinator/src/streams/stream-registry.js';
+import { StreamRegistry } from '../../apps/coordinator/src/store/stream-registry.js';
 import { createTestRedis, useRedisPrefix } from '../support/redis.js';
 
 /**

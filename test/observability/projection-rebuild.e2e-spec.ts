@@ -10,7 +10,7 @@ import {
 } from '../../apps/coordinator/src/projections/group-projection.js';
 import { ProjectionStore } from '../../apps/coordinator/src/projections/projection-store.js';
 import { GroupStore } from '../../apps/coordinator/src/store/group-store.js';
-import { StreamRegistry } from '../../apps/coordinator/src/streams/stream-registry.js';
+import { StreamRegistry } from '../../apps/coordinator/src/store/stream-registry.js';
 import {
   allEvents,
   describeGroup,

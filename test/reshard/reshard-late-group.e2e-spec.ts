@@ -2,7 +2,7 @@ import { RoutingTable } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReshardDriver } from '../../apps/coordinator/src/streams/reshard-driver.js';
 import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/reshard-groups.js';
-import { ShardDataPlane } from '../../apps/coordinator/src/streams/shard-data-plane.js';
+import { ShardDataPlane } from '../../apps/coordinator/src/store/shard-data-plane.js';
 import {
   type InProcessCoordinator,
   startInProcessCoordinator,

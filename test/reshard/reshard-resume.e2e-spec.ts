@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReshardDriver } from '../../apps/coordinator/src/streams/reshard-driver.js';
 import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/reshard-groups.js';
-import { ShardDataPlane } from '../../apps/coordinator/src/streams/shard-data-plane.js';
+import { ShardDataPlane } from '../../apps/coordinator/src/store/shard-data-plane.js';
 import type { StreamRecord } from '../../apps/coordinator/src/core/streams/stream-record.js';
 import {
   type InProcessCoordinator,

@@ -2,7 +2,7 @@ import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
 import { ReshardDriver } from '../../apps/coordinator/src/streams/reshard-driver.js';
 import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/reshard-groups.js';
-import { ShardDataPlane } from '../../apps/coordinator/src/streams/shard-data-plane.js';
+import { ShardDataPlane } from '../../apps/coordinator/src/store/shard-data-plane.js';
 import { startInProcessCoordinator } from '../coordinator/support/in-process-coordinator.js';
 import { TestMember } from '../coordinator/support/test-member.js';
 import { waitUntil } from '../coordinator/support/wait-until.js';

@@ -6,10 +6,11 @@ import { CoordinatorAppModule } from './coordinator-app.module.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
-import { GROUP_COORDINATOR, GROUP_STORE, STREAM_REGISTRY } from './groups/groups.tokens.js';
+import { GROUP_COORDINATOR } from './groups/groups.tokens.js';
+import { GROUP_STORE, STREAM_REGISTRY } from './store/store.tokens.js';
 import type { GroupCoordinator } from './groups/group-coordinator.js';
 import type { GroupStore } from './store/group-store.js';
-import type { StreamRegistry } from './streams/stream-registry.js';
+import type { StreamRegistry } from './store/stream-registry.js';
 
 /** Raw bodies up to this size are accepted by the HTTP server; the API limit (1 MiB) is enforced
  * after authentication, so an unauthenticated oversized request still gets 401 first. */

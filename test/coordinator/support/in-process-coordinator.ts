@@ -3,10 +3,10 @@ import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { assignorRegistry } from '../../../apps/coordinator/src/core/assignors/builtin-assignors.js';
 import { GroupCoordinator } from '../../../apps/coordinator/src/groups/group-coordinator.js';
 import { NudgePublisher } from '../../../apps/coordinator/src/groups/nudge-publisher.js';
-import { RedisClock } from '../../../apps/coordinator/src/groups/redis-clock.js';
+import { RedisClock } from '../../../apps/coordinator/src/store/redis-clock.js';
 import { FenceWriter } from '../../../apps/coordinator/src/store/fence-writer.js';
 import { GroupStore } from '../../../apps/coordinator/src/store/group-store.js';
-import { StreamRegistry } from '../../../apps/coordinator/src/streams/stream-registry.js';
+import { StreamRegistry } from '../../../apps/coordinator/src/store/stream-registry.js';
 import { redisUrl } from '../../support/redis.js';
 
 /** Options of {@link startInProcessCoordinator}. */

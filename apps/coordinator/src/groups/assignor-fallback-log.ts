@@ -1,5 +1,5 @@
+import type { GroupCoordinatorObserver } from '../core/group-coordinator-observer.js';
 import type { GroupTransaction } from '../core/group-transaction.js';
-import type { GroupCoordinatorObserver } from './group-coordinator.js';
 
 /** Minimal logger (Nest's `Logger` fits). */
 interface FallbackLogger {

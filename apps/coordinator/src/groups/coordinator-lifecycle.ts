@@ -10,10 +10,11 @@ import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from '../redis/redis.tokens.js';
-import { DeclaredStreams } from '../streams/declared-streams.js';
-import type { StreamRegistry } from '../streams/stream-registry.js';
+import { DeclaredStreams } from '../store/declared-streams.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import type { GroupCoordinator } from './group-coordinator.js';
-import { GROUP_COORDINATOR, SESSION_TIMERS, STREAM_REGISTRY } from './groups.tokens.js';
+import { STREAM_REGISTRY } from '../store/store.tokens.js';
+import { GROUP_COORDINATOR, SESSION_TIMERS } from './groups.tokens.js';
 import type { SessionTimers } from './session-timers.js';
 
 /**

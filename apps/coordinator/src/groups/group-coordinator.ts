@@ -7,20 +7,22 @@ import type {
 import { has, pairs, union } from '../core/assignment.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
 import type { CoordinatorRules } from '../core/coordinator-rules.js';
+import type { GroupCoordinatorObserver } from '../core/group-coordinator-observer.js';
 import type { GroupEvent } from '../core/group-event.js';
 import { refreshMetadata, removeMember } from '../core/group-operations.js';
 import type { GroupState } from '../core/group-state.js';
 import { GroupTransaction, type OwnershipChange } from '../core/group-transaction.js';
 import { isFullRequest, processHeartbeat } from '../core/heartbeat.js';
 import { maybeUpdateTarget } from '../core/target-assignment.js';
-import type { FenceStamp, FenceWriter } from '../store/fence-writer.js';
+import type { FenceStamp } from '../store/fence-stamp.js';
+import type { FenceWriter } from '../store/fence-writer.js';
 import { FenceWriteRefusedError } from '../store/fence-write-refused.error.js';
 import type { GroupStore, PendingFenceRecord, WriteResult } from '../store/group-store.js';
-import type { StreamRegistry } from '../streams/stream-registry.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { TouchBatcher } from './touch-batcher.js';
 import type { NudgePublisher } from './nudge-publisher.js';
-import type { RedisClock } from './redis-clock.js';
+import type { RedisClock } from '../store/redis-clock.js';
 
 /** How often a request is recomputed after losing a compare-and-set race before giving up. */
 const MAX_ATTEMPTS = 8;
@@ -41,12 +43,6 @@ interface CachedGroup {
 export type ExpiryCondition =
   | { readonly reason: 'expiry'; readonly seenBefore: number }
   | { readonly reason: 'rebalance-timeout'; readonly revokeStartedAt: number };
-
-/** Observes what the coordinator does (metrics). All methods optional. */
-export interface GroupCoordinatorObserver {
-  onCommitted?(groupId: string, txn: GroupTransaction): void;
-  onConflict?(groupId: string): void;
-}
 
 /** What one mutation returns to {@link GroupCoordinator.mutate}. */
 interface MutationPlan<T> {

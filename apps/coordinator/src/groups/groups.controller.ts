@@ -37,7 +37,8 @@ import { CoordinatorMetrics } from '../metrics/coordinator-metrics.js';
 import type { GroupStore } from '../store/group-store.js';
 import { describeGroup, listGroup } from './group-describer.js';
 import type { GroupCoordinator } from './group-coordinator.js';
-import { GROUP_COORDINATOR, GROUP_STORE } from './groups.tokens.js';
+import { GROUP_STORE } from '../store/store.tokens.js';
+import { GROUP_COORDINATOR } from './groups.tokens.js';
 
 /** The group routes of docs/protocol.md §3 and §6. Bodies arrive raw and are decoded after auth. */
 @Controller('v1/groups')

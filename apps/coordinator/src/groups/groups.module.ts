@@ -1,64 +1,43 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { Logger } from '@nestjs/common';
-import { AssignorRegistry } from '../assignors/assignor.registry.js';
+import { AssignorRegistry } from '../assignor-plugins/assignor.registry.js';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
+import type { GroupCoordinatorObserver } from '../core/group-coordinator-observer.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import { FenceWriter } from '../store/fence-writer.js';
-import { GroupStore } from '../store/group-store.js';
-import { StreamRegistry } from '../streams/stream-registry.js';
-import { REDIS_CLOCK } from '../streams/streams.tokens.js';
+import type { GroupStore } from '../store/group-store.js';
+import type { RedisClock } from '../store/redis-clock.js';
+import { StoreModule } from '../store/store.module.js';
+import { GROUP_STORE, KEY_SPACE, REDIS_CLOCK, STREAM_REGISTRY } from '../store/store.tokens.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import { AssignorFallbackLog } from './assignor-fallback-log.js';
 import { CoordinatorLifecycle } from './coordinator-lifecycle.js';
 import { GroupCoordinator } from './group-coordinator.js';
 import { GroupsController } from './groups.controller.js';
-import {
-  GROUP_COORDINATOR,
-  GROUP_STORE,
-  KEY_SPACE,
-  SESSION_TIMERS,
-  STREAM_REGISTRY,
-} from './groups.tokens.js';
+import { GROUP_COORDINATOR, SESSION_TIMERS } from './groups.tokens.js';
 import { NudgePublisher } from './nudge-publisher.js';
-import { RedisClock } from './redis-clock.js';
 import { SessionTimers } from './session-timers.js';
 import { GroupIndexRepair } from './group-index-repair.js';
 import { COORDINATOR_METRICS_OBSERVER } from '../metrics/metrics.tokens.js';
-import type { GroupCoordinatorObserver } from './group-coordinator.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
 
 /**
- * The group protocol and stream catalog: the pure core wired to Redis, the HTTP routes of
- * docs/protocol.md §3 and §6, and the background timers (the stream routes are in `StreamsModule`).
+ * The group protocol: the pure core wired to the store, the HTTP routes of docs/protocol.md §3
+ * and §6, and the background timers (the stream routes are in `StreamsModule`). Re-exports
+ * `StoreModule` so the modules that import this one see the key space, store, catalog and clock.
  */
 @Module({
-  imports: [DiscoveryModule, MetricsModule],
+  imports: [DiscoveryModule, MetricsModule, StoreModule],
   controllers: [GroupsController],
   providers: [
     AssignorRegistry,
     KeyLayoutCheck,
     CoordinatorLifecycle,
-    {
-      provide: KEY_SPACE,
-      inject: [COORDINATOR_CONFIG],
-      useFactory: (c: CoordinatorConfig) => new KeySpace(c.keyPrefix),
-    },
-    { provide: REDIS_CLOCK, useFactory: () => new RedisClock() },
-    {
-      provide: GROUP_STORE,
-      inject: [COORDINATOR_REDIS, KEY_SPACE, COORDINATOR_CONFIG],
-      useFactory: (redis: RedisConnection, keys: KeySpace, c: CoordinatorConfig) =>
-        new GroupStore(redis, keys, { maxLen: c.eventLogMaxLen, maxAgeMs: c.eventLogMaxAgeMs }),
-    },
-    {
-      provide: STREAM_REGISTRY,
-      inject: [COORDINATOR_REDIS, KEY_SPACE],
-      useFactory: (redis: RedisConnection, keys: KeySpace) => new StreamRegistry(redis, keys),
-    },
     {
       provide: GROUP_COORDINATOR,
       inject: [
@@ -121,6 +100,6 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
       },
     },
   ],
-  exports: [GROUP_COORDINATOR, STREAM_REGISTRY, GROUP_STORE, KEY_SPACE, REDIS_CLOCK],
+  exports: [GROUP_COORDINATOR, StoreModule],
 })
 export class GroupsModule {}

@@ -1,6 +1,3 @@
-/** Injection tokens of the group protocol's plain (non-Nest) classes. */
-export const KEY_SPACE = 'STREAM_COORDINATOR_SERVER:KEY_SPACE';
-export const GROUP_STORE = 'STREAM_COORDINATOR_SERVER:GROUP_STORE';
-export const STREAM_REGISTRY = 'STREAM_COORDINATOR_SERVER:STREAM_REGISTRY';
+/** Injection tokens of the group protocol's plain (non-Nest) classes, provided by `GroupsModule`. */
 export const GROUP_COORDINATOR = 'STREAM_COORDINATOR_SERVER:GROUP_COORDINATOR';
 export const SESSION_TIMERS = 'STREAM_COORDINATOR_SERVER:SESSION_TIMERS';

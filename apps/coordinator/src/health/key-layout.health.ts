@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { KEY_SPACE } from '../groups/groups.tokens.js';
+import { KEY_SPACE } from '../store/store.tokens.js';
 import { KeyLayoutMigration } from '../key-layout/key-layout-migration.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import { withTimeout } from './redis.health.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
-import { KEY_SPACE } from '../groups/groups.tokens.js';
+import { KEY_SPACE } from '../store/store.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import { EvictionPolicyCheck } from './eviction-policy.js';

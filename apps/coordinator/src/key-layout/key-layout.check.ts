@@ -5,7 +5,7 @@ import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { KEY_SPACE } from '../groups/groups.tokens.js';
+import { KEY_SPACE } from '../store/store.tokens.js';
 import { KeyLayoutMigration } from './key-layout-migration.js';
 import { LegacyKeyLayoutError } from './legacy-key-layout.error.js';
 

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { GroupCoordinatorObserver } from '../core/group-coordinator-observer.js';
 import type { GroupState } from '../core/group-state.js';
 import type { GroupTransaction } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
-import type { GroupCoordinatorObserver } from '../groups/group-coordinator.js';
 import { GROUP_GAUGE_STATES, groupGaugeValues } from './group-gauges.js';
 
 /** Where the gauges read group state from at scrape time. */

@@ -4,7 +4,7 @@ import { describeGroup } from '../groups/group-describer.js';
 import { KeyLayoutMigration } from '../key-layout/key-layout-migration.js';
 import { LegacyKeyLayoutError } from '../key-layout/legacy-key-layout.error.js';
 import { GroupStore } from '../store/group-store.js';
-import { StreamRegistry } from '../streams/stream-registry.js';
+import { StreamRegistry } from '../store/stream-registry.js';
 import { GroupProjector } from './group-projector.js';
 import { projectedGroupState } from './group-projection.js';
 import { compareWithLive } from './projection-verifier.js';

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { GroupsModule } from '../groups/groups.module.js';
-import { GROUP_STORE, KEY_SPACE } from '../groups/groups.tokens.js';
+import { GROUP_STORE, KEY_SPACE } from '../store/store.tokens.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { GroupStore } from '../store/group-store.js';
 import { GroupProjector } from './group-projector.js';

@@ -1,4 +1,4 @@
-import type { FenceStamp } from './fence-writer.js';
+import type { FenceStamp } from './fence-stamp.js';
 
 /**
  * Fence writes the data plane refused because it records a newer — or an equal but different —

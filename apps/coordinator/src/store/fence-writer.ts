@@ -8,6 +8,7 @@ import {
 import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import { LuaScript } from '../redis/lua-script.js';
+import type { FenceStamp } from './fence-stamp.js';
 import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT, SHARD_DELETE_SCRIPT } from './fence.scripts.js';
 import { FenceWriteRefusedError } from './fence-write-refused.error.js';
 
@@ -31,16 +32,6 @@ export function fenceCommitField(group: string): string {
  */
 export async function deleteShardKeys(redis: Redis | Cluster, shardKey: string): Promise<number> {
   return (await deleteScript.run(redis, [shardKey, shardMetaKey(shardKey)], [])) as number;
-}
-
-/**
- * Which decision a fence write carries: the group's incarnation (`createdAt`), version and commit
- * identity (`commitId`).
- */
-export interface FenceStamp {
-  readonly incarnation: number;
-  readonly version: number;
-  readonly commitId: string;
 }
 
 /**

@@ -23,8 +23,8 @@ import {
 } from '../core/streams/stream-record.js';
 import { KeyedQueue } from '../groups/keyed-queue.js';
 import type { ReshardGroups } from './reshard-groups.js';
-import type { ShardDataPlane } from './shard-data-plane.js';
-import type { StreamRegistry } from './stream-registry.js';
+import type { ShardDataPlane } from '../store/shard-data-plane.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 
 /** Settings of the {@link ReshardDriver}. */
 export interface ReshardDriverOptions {

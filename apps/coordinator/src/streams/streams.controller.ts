@@ -15,15 +15,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { CoordinatorError } from '../core/coordinator-error.js';
-import { STREAM_REGISTRY } from '../groups/groups.tokens.js';
-import type { RedisClock } from '../groups/redis-clock.js';
 import { groupIdParam, streamParam } from '../http/path-params.js';
 import { decodeBody } from '../http/request-validation.js';
 import { RequireRole } from '../http/roles.decorator.js';
 import { createStreamSchema, reshardSchema } from '../http/schemas/streams.schemas.js';
+import type { RedisClock } from '../store/redis-clock.js';
+import { REDIS_CLOCK, STREAM_REGISTRY } from '../store/store.tokens.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import type { ReshardDriver } from './reshard-driver.js';
-import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
-import type { StreamRegistry } from './stream-registry.js';
+import { RESHARD_DRIVER } from './streams.tokens.js';
 
 /** The stream routes of docs/protocol.md §8–§9: creation, routing metadata and resharding. */
 @Controller('v1/streams')

@@ -5,29 +5,26 @@ import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import type { GroupCoordinator } from '../groups/group-coordinator.js';
 import { GroupsModule } from '../groups/groups.module.js';
-import {
-  GROUP_COORDINATOR,
-  GROUP_STORE,
-  KEY_SPACE,
-  STREAM_REGISTRY,
-} from '../groups/groups.tokens.js';
-import type { RedisClock } from '../groups/redis-clock.js';
+import { GROUP_COORDINATOR } from '../groups/groups.tokens.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { GroupStore } from '../store/group-store.js';
+import type { RedisClock } from '../store/redis-clock.js';
+import { ShardDataPlane } from '../store/shard-data-plane.js';
 import { ReshardDriver } from './reshard-driver.js';
 import { CoordinatorReshardGroups } from './reshard-groups.js';
 import { ReshardLifecycle } from './reshard-lifecycle.js';
-import { ShardDataPlane } from './shard-data-plane.js';
-import type { StreamRegistry } from './stream-registry.js';
+import { StoreModule } from '../store/store.module.js';
+import { GROUP_STORE, KEY_SPACE, REDIS_CLOCK, STREAM_REGISTRY } from '../store/store.tokens.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import { StreamsController } from './streams.controller.js';
-import { REDIS_CLOCK, RESHARD_DRIVER } from './streams.tokens.js';
+import { RESHARD_DRIVER } from './streams.tokens.js';
 
 /**
  * The stream routes of docs/protocol.md §8–§9 (creation, routing, resharding) and the reshard
  * driver.
  */
 @Module({
-  imports: [GroupsModule],
+  imports: [StoreModule, GroupsModule],
   controllers: [StreamsController],
   providers: [
     ReshardLifecycle,

@@ -11,19 +11,15 @@ import { CoordinatorError } from '../core/coordinator-error.js';
 import type { GroupState } from '../core/group-state.js';
 import { describeGroup, listGroup } from '../groups/group-describer.js';
 import type { GroupCoordinator } from '../groups/group-coordinator.js';
-import {
-  GROUP_COORDINATOR,
-  GROUP_STORE,
-  KEY_SPACE,
-  STREAM_REGISTRY,
-} from '../groups/groups.tokens.js';
+import { GROUP_COORDINATOR } from '../groups/groups.tokens.js';
 import { projectedGroupState } from '../projections/group-projection.js';
 import type { GroupProjector } from '../projections/group-projector.js';
 import { ProjectionUnavailableError } from '../projections/projection.errors.js';
 import { GROUP_PROJECTOR } from '../projections/projections.tokens.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { GroupStore } from '../store/group-store.js';
-import type { StreamRegistry } from '../streams/stream-registry.js';
+import { GROUP_STORE, KEY_SPACE, STREAM_REGISTRY } from '../store/store.tokens.js';
+import type { StreamRegistry } from '../store/stream-registry.js';
 import {
   type GroupDashboard,
   shardGrid,

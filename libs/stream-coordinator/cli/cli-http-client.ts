@@ -1,4 +1,4 @@
-import { isProtocolErrorBody } from '../protocol/index.js';
+import { isProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import { CliConnectionError, CliHttpError } from './cli.errors.js';
 
 /** Where and how the CLI talks to the coordinator. */

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
 import { LuaScript } from '../redis/lua-script.js';
-import { deleteShardKeys } from '../store/fence-writer.js';
+import { deleteShardKeys } from './fence-writer.js';
 import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
 
 const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);

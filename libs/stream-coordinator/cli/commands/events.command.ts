@@ -1,4 +1,4 @@
-import type { GroupEventEntry } from '../../protocol/index.js';
+import type { GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
 import { intOption } from '../cli-args.js';
 import { formatShards } from '../table-format.js';
 import { type CliContext, segment } from './cli-context.js';

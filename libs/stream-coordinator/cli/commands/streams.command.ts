@@ -1,4 +1,4 @@
-import type { StreamRouting } from '../../protocol/index.js';
+import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { intOption } from '../cli-args.js';
 import { formatTable, ranges } from '../table-format.js';
 import { type CliContext, printJson, segment } from './cli-context.js';

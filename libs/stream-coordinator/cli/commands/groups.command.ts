@@ -1,4 +1,4 @@
-import type { DescribedGroup, GroupListing } from '../../protocol/index.js';
+import type { DescribedGroup, GroupListing } from '@redis-stream-coordinator/nestjs/protocol';
 import { formatShards, formatTable } from '../table-format.js';
 import { type CliContext, printJson, segment } from './cli-context.js';
 

@@ -1,4 +1,4 @@
-import { entryFields } from '../store/event-entry.codec.js';
+import { entryFields } from './event-entry.codec.js';
 import type { Cluster, Redis } from 'ioredis';
 import {
   type KeySpace,
