@@ -27,9 +27,10 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
 
 /**
- * The group protocol: the pure core wired to the store, the HTTP routes of docs/protocol.md §3
- * and §6, and the background timers (the stream routes are in `StreamsModule`). Re-exports
- * `StoreModule` so the modules that import this one see the key space, store, catalog and clock.
+ * The group protocol: the pure core wired to the store, the HTTP routes of
+ * `docs/protocol.md §3, §6`, and the background timers (the stream routes are in
+ * `StreamsModule`). Re-exports `StoreModule` so the modules that import this one see the key
+ * space, store, catalog and clock.
  */
 @Module({
   imports: [DiscoveryModule, MetricsModule, StoreModule],
