@@ -284,6 +284,11 @@ export class GroupRun {
       ownership,
       pending: await readPendingSnapshot(this.redis, this.group, routing.shards),
       deadLettered: await readDeadLetters(this.redis, routing.deadLetterKey),
+      // A member killed after Redis applied an ack, before it wrote the ack's record: the
+      // checker counts its messages as `ackRecordLostInCrash`, not as lost.
+      crashes: [...this.workers.values()].flatMap((w) =>
+        w.process.sigkilledAt.map((at) => ({ memberId: w.name, at })),
+      ),
     };
     return { input, events, ownership, unreadable: records.unreadable };
   }
