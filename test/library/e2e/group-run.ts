@@ -83,6 +83,8 @@ export class GroupRun {
   readonly api: CoordinatorApi;
   readonly producer: KeyedProducer;
   private routing: StreamRouting | undefined;
+  /** What the last {@link check} read (kept with the run files). */
+  private collected: Awaited<ReturnType<GroupRun['collect']>> | undefined;
 
   private constructor(
     readonly options: Required<GroupRunOptions>,
@@ -304,6 +306,7 @@ export class GroupRun {
     ownership: OwnershipInterval[];
   }> {
     const collected = await this.collect();
+    this.collected = collected;
     const report = checkInvariants(collected.input, options);
     process.stdout.write(`\n${formatInvariantReport(report, title)}\n`);
     if (collected.unreadable > 0)
@@ -319,11 +322,21 @@ export class GroupRun {
     await cleanupPrefix(this.redis, this.prefix).catch(() => undefined);
     this.redis.disconnect();
     if (process.env.E2E_KEEP_RUN_FILES) {
-      // debugging: keep the record files, the workers' output and the event log
+      // debugging: keep the record files, the workers' output, the checker's input and the
+      // event log
       const kept = `${this.dir.path}-kept`;
       cpSync(this.dir.path, kept, { recursive: true });
       for (const w of this.workers.values())
         writeFileSync(join(kept, `${w.name}.log`), w.process.output());
+      if (this.collected) {
+        // the checker's input as the last check read it (with the event log)
+        const { input, events } = this.collected;
+        const pending = input.pending ? [...input.pending.byShard] : null;
+        writeFileSync(
+          join(kept, 'checker-input.json'),
+          JSON.stringify({ ...input, pending, events }),
+        );
+      }
       process.stdout.write(`run files kept in ${kept}\n`);
     }
     this.dir.remove();
