@@ -27,6 +27,11 @@ export class ServiceProcess {
   private exited: Promise<number | null> = Promise.resolve(null);
   private unregister: Unregister = () => {};
   private logs: string[] = [];
+  /**
+   * When each run of the process was seen to die by SIGKILL (wall-clock ms, at its `exit`): a
+   * kill by the test, a stop that had to escalate, or the process killing itself.
+   */
+  readonly sigkilledAt: number[] = [];
 
   protected constructor(readonly options: ServiceProcessOptions) {}
 
@@ -73,7 +78,12 @@ export class ServiceProcess {
     };
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
-    this.exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    this.exited = new Promise((resolveExit) =>
+      child.once('exit', (code, signal) => {
+        if (signal === 'SIGKILL') this.sigkilledAt.push(Date.now());
+        resolveExit(code);
+      }),
+    );
     this.unregister = onProcessExit(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });

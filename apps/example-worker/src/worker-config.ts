@@ -19,6 +19,12 @@ export interface WorkerConfig {
   readonly recordFile: string | undefined;
   /** Messages whose key starts with this prefix always fail (to show retries and dead-letter). */
   readonly failKeyPrefix: string | undefined;
+  /**
+   * Tests: after this many acknowledgement batches Redis accepted (0 = never), the worker kills
+   * itself with SIGKILL as it learns of the last one, before recording it — a crash between
+   * Redis applying an ack and the process seeing the answer.
+   */
+  readonly crashAfterAcks: number;
   readonly maxDeliveries: number;
   readonly batchSize: number;
   /**
@@ -55,6 +61,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     teardownDelayMs: int(env, 'TEARDOWN_DELAY_MS', 0),
     recordFile: env.RECORD_FILE || undefined,
     failKeyPrefix: env.FAIL_KEY_PREFIX || undefined,
+    crashAfterAcks: int(env, 'CRASH_AFTER_ACKS', 0),
     maxDeliveries: int(env, 'MAX_DELIVERIES', 5),
     batchSize: int(env, 'BATCH_SIZE', 100),
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ? int(env, 'SHUTDOWN_TIMEOUT_MS', 0) : undefined,

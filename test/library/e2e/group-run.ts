@@ -83,6 +83,8 @@ export class GroupRun {
   readonly api: CoordinatorApi;
   readonly producer: KeyedProducer;
   private routing: StreamRouting | undefined;
+  /** What the last {@link check} read (kept with the run files). */
+  private collected: Awaited<ReturnType<GroupRun['collect']>> | undefined;
 
   private constructor(
     readonly options: Required<GroupRunOptions>,
@@ -284,6 +286,11 @@ export class GroupRun {
       ownership,
       pending: await readPendingSnapshot(this.redis, this.group, routing.shards),
       deadLettered: await readDeadLetters(this.redis, routing.deadLetterKey),
+      // A member killed after Redis applied an ack, before it wrote the ack's record: the
+      // checker counts its messages as `ackRecordLostInCrash`, not as lost.
+      crashes: [...this.workers.values()].flatMap((w) =>
+        w.process.sigkilledAt.map((at) => ({ memberId: w.name, at })),
+      ),
     };
     return { input, events, ownership, unreadable: records.unreadable };
   }
@@ -299,6 +306,7 @@ export class GroupRun {
     ownership: OwnershipInterval[];
   }> {
     const collected = await this.collect();
+    this.collected = collected;
     const report = checkInvariants(collected.input, options);
     process.stdout.write(`\n${formatInvariantReport(report, title)}\n`);
     if (collected.unreadable > 0)
@@ -314,11 +322,21 @@ export class GroupRun {
     await cleanupPrefix(this.redis, this.prefix).catch(() => undefined);
     this.redis.disconnect();
     if (process.env.E2E_KEEP_RUN_FILES) {
-      // debugging: keep the record files, the workers' output and the event log
+      // debugging: keep the record files, the workers' output, the checker's input and the
+      // event log
       const kept = `${this.dir.path}-kept`;
       cpSync(this.dir.path, kept, { recursive: true });
       for (const w of this.workers.values())
         writeFileSync(join(kept, `${w.name}.log`), w.process.output());
+      if (this.collected) {
+        // the checker's input as the last check read it (with the event log)
+        const { input, events } = this.collected;
+        const pending = input.pending ? [...input.pending.byShard] : null;
+        writeFileSync(
+          join(kept, 'checker-input.json'),
+          JSON.stringify({ ...input, pending, events }),
+        );
+      }
       process.stdout.write(`run files kept in ${kept}\n`);
     }
     this.dir.remove();
