@@ -1,11 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import { runScript } from '@redis-stream-coordinator/nestjs';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
-import { LuaScript } from '../redis/lua-script.js';
 import { deleteShardKeys } from '../store/fence-writer.js';
 import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
-
-const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);
 
 /**
  * Sets a new shard's meta hash `state=open` unless a step already closed it (a shard id is opened
@@ -13,7 +11,7 @@ const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);
  * shard is closed.
  */
 export async function openShardMeta(redis: Redis | Cluster, metaKey: string): Promise<boolean> {
-  return (await openScript.run(redis, [metaKey], [])) === 1;
+  return (await runScript(redis, OPEN_SHARD_SCRIPT, [metaKey])) === 1;
 }
 
 /**
