@@ -1,0 +1,7 @@
+/**
+ * `@redis-stream-coordinator/nestjs/internal`: Redis helpers the coordinator app shares with the
+ * library. Not part of the public API: no compatibility promise between versions.
+ *
+ * @packageDocumentation
+ */
+export { closeConnection } from '../redis/close-connection.js';
