@@ -1,7 +1,9 @@
 /**
  * `@redis-stream-coordinator/nestjs/internal`: Redis helpers the coordinator app shares with the
- * library. Not part of the public API: no compatibility promise between versions.
+ * library (closing a connection, bounded probes). Not part of the public API: no compatibility
+ * promise between versions.
  *
  * @packageDocumentation
  */
 export { closeConnection } from '../redis/close-connection.js';
+export { pingRedis, unreachableReason, withTimeout } from '../redis/bounded-call.js';
