@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
 import { runScript } from '@redis-stream-coordinator/nestjs';
+import { parseXinfoGroups } from '@redis-stream-coordinator/nestjs/internal';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
 import { deleteShardKeys } from '../store/fence-writer.js';
 import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
@@ -103,27 +104,6 @@ export class ShardDataPlane {
       if (error instanceof Error && /no such key/i.test(error.message)) return new Map();
       throw error;
     }
-    const out = new Map<string, ConsumerGroupInfo>();
-    for (const raw of reply as unknown[][]) {
-      const f = new Map<string, string | number | null>();
-      for (let i = 0; i + 1 < raw.length; i += 2) f.set(String(raw[i]), scalar(raw[i + 1]));
-      const name = String(f.get('name'));
-      const lag = f.get('lag');
-      out.set(name, {
-        name,
-        pending: Number(f.get('pending') ?? 0),
-        lastDeliveredId: String(f.get('last-delivered-id') ?? '0-0'),
-        lag: lag === null || lag === undefined ? null : Number(lag),
-      });
-    }
-    return out;
+    return parseXinfoGroups(reply);
   }
-}
-
-/** An XINFO reply value as a string, number or null (nested replies are not expected here). */
-function scalar(value: unknown): string | number | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number' || typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString();
-  return JSON.stringify(value);
 }
