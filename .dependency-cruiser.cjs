@@ -107,7 +107,7 @@ module.exports = {
       from: { path: '^apps/' },
       to: {
         path: LIB,
-        pathNot: `${LIB}(index|protocol/index|microservices/index|health/index|metrics/index)\\.ts$`,
+        pathNot: `${LIB}(index|protocol/index|internal/index|microservices/index|health/index|metrics/index)\\.ts$`,
       },
     },
     {

@@ -1,3 +1,4 @@
+import { isRedisUrl } from '@redis-stream-coordinator/nestjs/internal';
 import { isValidId, isValidName } from '@redis-stream-coordinator/nestjs/protocol';
 import { z } from 'zod';
 import { InvalidConfigError } from './invalid-config.error.js';
@@ -38,9 +39,6 @@ export interface DeclaredStream {
 
 const MAX_SHARDS_LIMIT = 4096;
 
-/** The URL schemes `createRedisConnection` accepts, with something after `://`. */
-const REDIS_URL_PATTERN = /^(?:redis|rediss|redis\+cluster|rediss\+cluster):\/\/\S+$/i;
-
 const schema = z
   .object({
     PORT: int('PORT', 0, 65535, 7400),
@@ -49,7 +47,7 @@ const schema = z
       .string()
       .optional()
       .default('redis://127.0.0.1:6379')
-      .refine((url) => REDIS_URL_PATTERN.test(url.trim()), {
+      .refine((url) => isRedisUrl(url), {
         message:
           'REDIS_URL must look like redis://host:port, rediss://host:port or redis+cluster://host1:port1,host2:port2',
       }),

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { withTimeout } from '@redis-stream-coordinator/nestjs/internal';
 import { Cluster, type Redis } from 'ioredis';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 
@@ -52,19 +53,15 @@ export function evictionVerdict(replies: readonly PolicyReply[]): EvictionPolicy
 }
 
 async function askPolicy(server: Redis): Promise<PolicyReply> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const reply = await Promise.race([
+    const reply = await withTimeout(
       server.config('GET', 'maxmemory-policy') as Promise<string[]>,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('CONFIG GET timed out')), TIMEOUT_MS);
-      }),
-    ]);
+      TIMEOUT_MS,
+      'CONFIG GET',
+    );
     return { reply };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,21 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import {
+  pingRedis,
+  unreachableReason,
+  withTimeout,
+} from '@redis-stream-coordinator/nestjs/internal';
 import { KEY_SPACE } from '../store/store.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import { EvictionPolicyCheck } from './eviction-policy.js';
-
-/** Bounds each probe so a hung Redis turns the check `down` instead of hanging it. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Redis health for readiness: reachable (PING) and writable (a short-lived write under the
@@ -35,13 +29,11 @@ export class RedisHealthIndicator {
   async isReachable(key: string): Promise<HealthIndicatorResult<typeof key>> {
     const indicator = this.health.check(key);
     try {
-      await withTimeout(this.redis.ping(), 1000, 'PING');
+      await pingRedis(this.redis, 1000);
       const { maxmemoryPolicy, warning } = await this.eviction.check();
       return warning ? indicator.up({ maxmemoryPolicy, warning }) : indicator.up();
     } catch (error) {
-      return indicator.down({
-        reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
-      });
+      return indicator.down({ reason: unreachableReason(error) });
     }
   }
 

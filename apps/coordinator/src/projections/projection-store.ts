@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { LuaScript } from '../redis/lua-script.js';
+import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs';
 import type { ProjectedGroup } from './group-projection.js';
 
 /**
@@ -8,8 +8,10 @@ import type { ProjectedGroup } from './group-projection.js';
  * (ARGV[1]: expected `lastEventId`, `''` = none stored, `*` = any), so two replicas catching up
  * at once never move it backwards. ARGV[2]: new `lastEventId`, ARGV[3]: body. Returns 1 or 0.
  */
-const PUT_SCRIPT = new LuaScript(
-  `
+const PUT_SCRIPT: LuaScript = {
+  name: 'rscCoordProjectionPut',
+  numberOfKeys: 1,
+  lua: `
 local cur = redis.call('HGET', KEYS[1], 'lastEventId')
 if ARGV[1] ~= '*' then
   if ARGV[1] == '' then
@@ -21,8 +23,7 @@ end
 redis.call('HSET', KEYS[1], 'lastEventId', ARGV[2], 'body', ARGV[3])
 return 1
 `,
-  1,
-);
+};
 
 /**
  * The `<prefix>:{@g:<group>}:projection` hash (`KeySpace.groupProjectionKey`) of each group: the last {@link ProjectedGroup}
@@ -55,11 +56,12 @@ export class ProjectionStore {
     projection: ProjectedGroup,
     expectedLastEventId: string,
   ): Promise<boolean> {
-    const written = await PUT_SCRIPT.run(
-      this.redis,
-      [this.key(groupId)],
-      [expectedLastEventId, projection.lastEventId, JSON.stringify(projection)],
-    );
+    const written = await runScript(this.redis, PUT_SCRIPT, [
+      this.key(groupId),
+      expectedLastEventId,
+      projection.lastEventId,
+      JSON.stringify(projection),
+    ]);
     return written === 1;
   }
 

@@ -1,5 +1,6 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { closeConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from './redis.tokens.js';
@@ -8,7 +9,8 @@ const logger = new Logger('Redis');
 
 /**
  * The coordinator's Redis connections (standalone or Cluster, from `REDIS_URL`): one for
- * commands, one for pub/sub. Both are closed last, on application shutdown.
+ * commands, one for pub/sub. Both are closed last, on application shutdown, with the library's
+ * `closeConnection`: a `QUIT` bounded in time when ready, a disconnect otherwise.
  */
 @Global()
 @Module({
@@ -44,6 +46,6 @@ export class CoordinatorRedisModule implements OnApplicationShutdown {
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([this.redis.quit(), this.subscriber.quit()]);
+    await Promise.allSettled([closeConnection(this.redis), closeConnection(this.subscriber)]);
   }
 }

@@ -5,16 +5,12 @@ import {
   shardGateKey,
   shardMetaKey,
 } from '@redis-stream-coordinator/nestjs/protocol';
+import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs';
 import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
-import { LuaScript } from '../redis/lua-script.js';
 import type { FenceStamp } from './fence-stamp.js';
 import { FENCE_GRANT_SCRIPT, FENCE_RELEASE_SCRIPT, SHARD_DELETE_SCRIPT } from './fence.scripts.js';
 import { FenceWriteRefusedError } from './fence-write-refused.error.js';
-
-const grantScript = new LuaScript(FENCE_GRANT_SCRIPT, 2);
-const releaseScript = new LuaScript(FENCE_RELEASE_SCRIPT, 1);
-const deleteScript = new LuaScript(SHARD_DELETE_SCRIPT, 2);
 
 /** Field of a shard's meta hash recording which decision the group's fence token reflects. */
 export function fenceOrderField(group: string): string {
@@ -31,7 +27,10 @@ export function fenceCommitField(group: string): string {
  * every read gate left on it (see `SHARD_DELETE_SCRIPT`). Resolves to the number of keys deleted.
  */
 export async function deleteShardKeys(redis: Redis | Cluster, shardKey: string): Promise<number> {
-  return (await deleteScript.run(redis, [shardKey, shardMetaKey(shardKey)], [])) as number;
+  return (await runScript(redis, SHARD_DELETE_SCRIPT, [
+    shardKey,
+    shardMetaKey(shardKey),
+  ])) as number;
 }
 
 /**
@@ -58,8 +57,14 @@ export class FenceWriter {
     const written = await Promise.all(
       changes.map((c) =>
         c.to !== null
-          ? this.write(grantScript, groupId, catalog.shardKey(c.stream, c.shard), stamp, c.to)
-          : this.write(releaseScript, groupId, catalog.shardKey(c.stream, c.shard), stamp),
+          ? this.write(
+              FENCE_GRANT_SCRIPT,
+              groupId,
+              catalog.shardKey(c.stream, c.shard),
+              stamp,
+              c.to,
+            )
+          : this.write(FENCE_RELEASE_SCRIPT, groupId, catalog.shardKey(c.stream, c.shard), stamp),
       ),
     );
     refuseUnwritten(
@@ -83,7 +88,7 @@ export class FenceWriter {
     for (const [stream, shard] of shards) {
       refs.push([stream, shard]);
       writes.push(
-        this.write(grantScript, groupId, catalog.shardKey(stream, shard), stamp, memberId),
+        this.write(FENCE_GRANT_SCRIPT, groupId, catalog.shardKey(stream, shard), stamp, memberId),
       );
     }
     refuseUnwritten(groupId, stamp, refs, await Promise.all(writes));
@@ -112,7 +117,7 @@ export class FenceWriter {
       args.push(memberId);
       keys.push(shardGateKey(shardKey, groupId, memberId));
     }
-    return script.run(this.redis, keys, args);
+    return runScript(this.redis, script, [...keys, ...args]);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+
 /**
  * Data-plane fence writes. KEYS[1] is a shard's meta hash (`<shardKey>:meta`, same hash tag as
  * the shard stream). Three fields per group:
@@ -89,7 +91,10 @@ end
  * does not disturb its blocked read); any other gate of the group on this shard is deleted. Refused
  * when a newer decision is recorded.
  */
-export const FENCE_GRANT_SCRIPT = `${ORDER_CHECK}${DROP_OLD_GATES}
+export const FENCE_GRANT_SCRIPT: LuaScript = {
+  name: 'rscCoordFenceGrant',
+  numberOfKeys: 2,
+  lua: `${ORDER_CHECK}${DROP_OLD_GATES}
 drop_old_gates(KEYS[2])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4] .. ':' .. ARGV[10], ARGV[5], KEYS[2])
 local created = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[6], '$', 'MKSTREAM')
@@ -97,17 +102,22 @@ if type(created) == 'table' and created.err and not string.find(created.err, 'BU
   return created
 end
 return 1
-`;
+`,
+};
 
 /**
  * Release: nobody holds the shard as of version `ARGV[4]`: token, gate record and gate deleted.
  * Refused when a newer decision is recorded.
  */
-export const FENCE_RELEASE_SCRIPT = `${ORDER_CHECK}${DROP_OLD_GATES}
+export const FENCE_RELEASE_SCRIPT: LuaScript = {
+  name: 'rscCoordFenceRelease',
+  numberOfKeys: 1,
+  lua: `${ORDER_CHECK}${DROP_OLD_GATES}
 drop_old_gates(false)
 redis.call('HDEL', KEYS[1], ARGV[1], ARGV[5])
 return 1
-`;
+`,
+};
 
 /**
  * Deletes a removed shard: its stream (KEYS[1]), its meta hash (KEYS[2]) and every read gate left
@@ -115,7 +125,10 @@ return 1
  * (`<shardKey>:gate:<group>:<memberId>`), all in the shard's slot. Atomic, so no grant can slip a
  * gate in between. Returns the number of keys deleted.
  */
-export const SHARD_DELETE_SCRIPT = `
+export const SHARD_DELETE_SCRIPT: LuaScript = {
+  name: 'rscCoordShardDelete',
+  numberOfKeys: 2,
+  lua: `
 local prefix = KEYS[1] .. ':gate:'
 local doomed = { KEYS[1], KEYS[2] }
 local meta = redis.call('HGETALL', KEYS[2])
@@ -133,4 +146,5 @@ end
 local deleted = 0
 for _, key in ipairs(doomed) do deleted = deleted + redis.call('DEL', key) end
 return deleted
-`;
+`,
+};

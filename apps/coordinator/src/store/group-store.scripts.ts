@@ -1,3 +1,5 @@
+import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+
 /**
  * Lua scripts of the group store. Every script touches only the keys of one group, which share
  * the hash tag `{@g:<group>}`, so they run on Redis Cluster too. KEYS are always:
@@ -36,7 +38,10 @@
  * heartbeated since). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
  * written before the checks pass.
  */
-export const COMMIT_SCRIPT = `
+export const COMMIT_SCRIPT: LuaScript = {
+  name: 'rscCoordCommit',
+  numberOfKeys: 5,
+  lua: `
 local p = cjson.decode(ARGV[1])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= p.v then return {0, cur} end
@@ -102,7 +107,8 @@ if p.cpEvery and p.cpEvery > 0 and p.events and #p.events > 0 then
   end
 end
 return {1, now, created}
-`;
+`,
+};
 
 /**
  * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
@@ -110,7 +116,10 @@ return {1, now, created}
  * `commitId`, then the member ids (batched heartbeats; none: only checks). Returns `{1, nowMs}` or
  * `{0, currentVersion}`.
  */
-export const TOUCH_SCRIPT = `
+export const TOUCH_SCRIPT: LuaScript = {
+  name: 'rscCoordTouch',
+  numberOfKeys: 5,
+  lua: `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
 local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
@@ -122,24 +131,32 @@ for i = 4, #ARGV do
   if ARGV[i] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[i]) end
 end
 return {1, now}
-`;
+`,
+};
 
 /**
  * Deletes the `pendingFences` record once its fence writes are all applied, if it still belongs to
  * the commit they were for (ARGV[1], its `commitId`): so a reload does not replay them again.
  * KEYS[1] is the meta hash. Returns 1 when deleted.
  */
-export const CLEAR_PENDING_FENCES_SCRIPT = `
+export const CLEAR_PENDING_FENCES_SCRIPT: LuaScript = {
+  name: 'rscCoordClearPendingFences',
+  numberOfKeys: 1,
+  lua: `
 if redis.call('HGET', KEYS[1], 'commitId') ~= ARGV[1] then return 0 end
 return redis.call('HDEL', KEYS[1], 'pendingFences')
-`;
+`,
+};
 
 /**
  * Session scan: returns `{nowMs, version, revokeDeadline, id1, id2, ...}` — members whose last
  * heartbeat is older than ARGV[1] ms. `revokeDeadline` is the earliest time a member's rebalance
  * timeout can run out (`-1`: nobody is revoking; `-2`: not recorded).
  */
-export const SCAN_SCRIPT = `
+export const SCAN_SCRIPT: LuaScript = {
+  name: 'rscCoordScan',
+  numberOfKeys: 5,
+  lua: `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local meta = redis.call('HMGET', KEYS[1], 'version', 'revokeDeadline')
@@ -150,7 +167,8 @@ local out = {now, cur, deadline}
 local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
 for _, id in ipairs(stale) do out[#out + 1] = id end
 return out
-`;
+`,
+};
 
 /**
  * Deletes an empty group: only if at the expected commit (ARGV: version, `createdAt`, `commitId`)
@@ -158,7 +176,10 @@ return out
  * incarnation's `createdAt`, which the next creating commit stamps above; no `version`, so the
  * group does not exist): one small hash per deleted group name.
  */
-export const DELETE_GROUP_SCRIPT = `
+export const DELETE_GROUP_SCRIPT: LuaScript = {
+  name: 'rscCoordDeleteGroup',
+  numberOfKeys: 5,
+  lua: `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return 0 end
 local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
@@ -168,4 +189,5 @@ if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if stored[1] then redis.call('HSET', KEYS[1], 'incarnationFloor', stored[1]) end
 return 1
-`;
+`,
+};

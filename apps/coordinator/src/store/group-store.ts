@@ -3,6 +3,7 @@ import { groupEventEntry } from './event-entry.codec.js';
 import { LAST_STREAM_ID } from './stream-ids.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import { runScript } from '@redis-stream-coordinator/nestjs';
 import { GroupState } from '../core/group-state.js';
 import type { GroupTransaction, OwnershipChange } from '../core/group-transaction.js';
 import {
@@ -16,7 +17,6 @@ import {
   encodeMeta,
   encodeTarget,
 } from './group-records.js';
-import { LuaScript } from '../redis/lua-script.js';
 import {
   CLEAR_PENDING_FENCES_SCRIPT,
   COMMIT_SCRIPT,
@@ -26,12 +26,6 @@ import {
 } from './group-store.scripts.js';
 
 export type { PendingFenceRecord } from './group-records.js';
-
-const commitScript = new LuaScript(COMMIT_SCRIPT, 5);
-const touchScript = new LuaScript(TOUCH_SCRIPT, 5);
-const scanScript = new LuaScript(SCAN_SCRIPT, 5);
-const deleteGroupScript = new LuaScript(DELETE_GROUP_SCRIPT, 5);
-const clearPendingFencesScript = new LuaScript(CLEAR_PENDING_FENCES_SCRIPT, 1);
 
 /**
  * What a group's first commit writes for its `createdAt` in its events: the commit script puts the
@@ -260,11 +254,10 @@ export class GroupStore {
       minAgeMs: this.retention.maxAgeMs,
       cpEvery: Math.max(1, Math.floor(this.retention.maxLen / 2)),
     };
-    const [status, value, createdAt] = (await commitScript.run(
-      this.redis,
-      this.groupKeys(txn.groupId),
-      [JSON.stringify(payload)],
-    )) as [number, number, string | undefined];
+    const [status, value, createdAt] = (await runScript(this.redis, COMMIT_SCRIPT, [
+      ...this.groupKeys(txn.groupId),
+      JSON.stringify(payload),
+    ])) as [number, number, string | undefined];
     if (status === 1) {
       return {
         ok: true,
@@ -282,7 +275,10 @@ export class GroupStore {
    * the group does not write them again), unless another commit came since.
    */
   async clearPendingFences(groupId: string, commitId: string): Promise<void> {
-    await clearPendingFencesScript.run(this.redis, [this.keys.groupMetaKey(groupId)], [commitId]);
+    await runScript(this.redis, CLEAR_PENDING_FENCES_SCRIPT, [
+      this.keys.groupMetaKey(groupId),
+      commitId,
+    ]);
   }
 
   /** Records a heartbeat that changed nothing, if the group is still as in `state` (same commit). */
@@ -296,7 +292,8 @@ export class GroupStore {
    */
   async touchMany(state: GroupState, memberIds: readonly string[]): Promise<WriteResult> {
     const { version, createdAt, commitId } = state.meta;
-    const [status, value] = (await touchScript.run(this.redis, this.groupKeys(state.groupId), [
+    const [status, value] = (await runScript(this.redis, TOUCH_SCRIPT, [
+      ...this.groupKeys(state.groupId),
       String(version),
       String(createdAt),
       commitId,
@@ -311,7 +308,8 @@ export class GroupStore {
    * earliest rebalance deadline (`null`: nobody is revoking; `undefined`: not recorded).
    */
   async scan(groupId: string, timeoutMs: number): Promise<GroupScan> {
-    const out = (await scanScript.run(this.redis, this.groupKeys(groupId), [
+    const out = (await runScript(this.redis, SCAN_SCRIPT, [
+      ...this.groupKeys(groupId),
       String(timeoutMs),
     ])) as Array<number | string>;
     const deadline = Number(out[2]);
@@ -337,7 +335,8 @@ export class GroupStore {
    */
   async deleteGroup(state: GroupState): Promise<'deleted' | 'conflict' | 'not-empty'> {
     const groupId = state.groupId;
-    const r = (await deleteGroupScript.run(this.redis, this.groupKeys(groupId), [
+    const r = (await runScript(this.redis, DELETE_GROUP_SCRIPT, [
+      ...this.groupKeys(groupId),
       String(state.meta.version),
       String(state.meta.createdAt),
       state.meta.commitId,

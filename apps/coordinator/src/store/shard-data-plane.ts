@@ -1,11 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
+import { runScript } from '@redis-stream-coordinator/nestjs';
+import { parseXinfoGroups } from '@redis-stream-coordinator/nestjs/internal';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
-import { LuaScript } from '../redis/lua-script.js';
 import { deleteShardKeys } from './fence-writer.js';
 import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
-
-const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);
 
 /**
  * Sets a new shard's meta hash `state=open` unless a step already closed it (a shard id is opened
@@ -13,7 +12,7 @@ const openScript = new LuaScript(OPEN_SHARD_SCRIPT, 1);
  * shard is closed.
  */
 export async function openShardMeta(redis: Redis | Cluster, metaKey: string): Promise<boolean> {
-  return (await openScript.run(redis, [metaKey], [])) === 1;
+  return (await runScript(redis, OPEN_SHARD_SCRIPT, [metaKey])) === 1;
 }
 
 /**
@@ -105,27 +104,6 @@ export class ShardDataPlane {
       if (error instanceof Error && /no such key/i.test(error.message)) return new Map();
       throw error;
     }
-    const out = new Map<string, ConsumerGroupInfo>();
-    for (const raw of reply as unknown[][]) {
-      const f = new Map<string, string | number | null>();
-      for (let i = 0; i + 1 < raw.length; i += 2) f.set(String(raw[i]), scalar(raw[i + 1]));
-      const name = String(f.get('name'));
-      const lag = f.get('lag');
-      out.set(name, {
-        name,
-        pending: Number(f.get('pending') ?? 0),
-        lastDeliveredId: String(f.get('last-delivered-id') ?? '0-0'),
-        lag: lag === null || lag === undefined ? null : Number(lag),
-      });
-    }
-    return out;
+    return parseXinfoGroups(reply);
   }
-}
-
-/** An XINFO reply value as a string, number or null (nested replies are not expected here). */
-function scalar(value: unknown): string | number | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number' || typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString();
-  return JSON.stringify(value);
 }

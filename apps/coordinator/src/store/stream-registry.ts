@@ -5,6 +5,7 @@ import {
   shardMetaKey,
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
+import { runScript } from '@redis-stream-coordinator/nestjs';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import {
   activeShardIds,
@@ -13,12 +14,8 @@ import {
   type StreamRecord,
 } from '../core/streams/stream-record.js';
 import { reshardingStatus } from '../core/streams/reshard-status.js';
-import { LuaScript } from '../redis/lua-script.js';
 import { openShardMeta } from './shard-data-plane.js';
 import { CATALOG_READ_SCRIPT, STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
-
-const writeScript = new LuaScript(STREAM_WRITE_SCRIPT, 3);
-const catalogReadScript = new LuaScript(CATALOG_READ_SCRIPT, 2);
 
 /** Outcome of `PUT /v1/streams/{stream}`. */
 export type CreateStreamResult =
@@ -65,11 +62,10 @@ export class StreamRegistry implements StreamCatalog {
   private async load(): Promise<void> {
     // One atomic read: two separate ones could pair old records with a newer version, and the
     // cache would then never be refreshed up to the records it misses.
-    const [version, flat] = (await catalogReadScript.run(
-      this.redis,
-      [this.keys.streamsKey(), this.keys.catalogVersionKey()],
-      [],
-    )) as [number, string[]];
+    const [version, flat] = (await runScript(this.redis, CATALOG_READ_SCRIPT, [
+      this.keys.streamsKey(),
+      this.keys.catalogVersionKey(),
+    ])) as [number, string[]];
     const next = new Map<string, StreamRecord>();
     for (let i = 0; i + 1 < flat.length; i += 2)
       next.set(flat[i] as string, JSON.parse(flat[i + 1] as string) as StreamRecord);
@@ -150,21 +146,16 @@ export class StreamRegistry implements StreamCatalog {
       readonly data: Readonly<Record<string, unknown>>;
     }>,
   ): Promise<boolean> {
-    const [ok] = (await writeScript.run(
-      this.redis,
-      [
-        this.keys.streamsKey(),
-        this.keys.catalogVersionKey(),
-        this.keys.streamEventsKey(record.stream),
-      ],
-      [
-        record.stream,
-        expectedVersion,
-        JSON.stringify(record),
-        JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)])),
-        this.keys.streamsChangedChannel(),
-      ],
-    )) as [number, number];
+    const [ok] = (await runScript(this.redis, STREAM_WRITE_SCRIPT, [
+      this.keys.streamsKey(),
+      this.keys.catalogVersionKey(),
+      this.keys.streamEventsKey(record.stream),
+      record.stream,
+      expectedVersion,
+      JSON.stringify(record),
+      JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)])),
+      this.keys.streamsChangedChannel(),
+    ])) as [number, number];
     await this.refresh();
     return ok === 1;
   }

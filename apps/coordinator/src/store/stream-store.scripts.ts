@@ -1,3 +1,5 @@
+import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+
 /**
  * Compare-and-set write of one stream record. KEYS: 1 streams hash, 2 catalog version counter,
  * 3 the stream's event log (all under the `{@m}` hash tag). ARGV: stream name, expected record
@@ -5,7 +7,10 @@
  * order; may be empty), pub/sub channel. Returns `{1, catalogVersion}` or
  * `{0, currentRecordVersion}`.
  */
-export const STREAM_WRITE_SCRIPT = `
+export const STREAM_WRITE_SCRIPT: LuaScript = {
+  name: 'rscCoordStreamWrite',
+  numberOfKeys: 3,
+  lua: `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 local curv = 0
 if cur then curv = tonumber(cjson.decode(cur).version) end
@@ -19,15 +24,20 @@ for _, e in ipairs(cjson.decode(ARGV[4])) do
 end
 redis.call('PUBLISH', ARGV[5], cv)
 return {1, cv}
-`;
+`,
+};
 
 /**
  * The whole catalog in one atomic read, so the version read always describes the records read.
  * KEYS: 1 streams hash, 2 catalog version counter. Returns `{version or 0, {name, json, …}}`.
  */
-export const CATALOG_READ_SCRIPT = `
+export const CATALOG_READ_SCRIPT: LuaScript = {
+  name: 'rscCoordCatalogRead',
+  numberOfKeys: 2,
+  lua: `
 return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}
-`;
+`,
+};
 
 /**
  * Opens a shard for producers: KEYS[1] its meta hash. Sets `state=open` only when the hash has no
@@ -35,10 +45,14 @@ return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[
  * nothing when it is `closed`: only the step that created a shard opens it, and a closed shard is
  * never reopened (by a replica that resumes a stale step, say).
  */
-export const OPEN_SHARD_SCRIPT = `
+export const OPEN_SHARD_SCRIPT: LuaScript = {
+  name: 'rscCoordOpenShard',
+  numberOfKeys: 1,
+  lua: `
 local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'open' then return 1 end
 if state then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open')
 return 1
-`;
+`,
+};

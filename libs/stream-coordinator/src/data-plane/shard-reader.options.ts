@@ -2,6 +2,10 @@ import { ShardReaderOptionsError } from '../errors/data-plane/shard-reader-optio
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import {
+  OPTION_LIMITS,
+  STREAM_SHARD_HANDLER_DEFAULTS as DEFAULTS,
+} from '../module/stream-coordinator.constants.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { RandomSource, ResolvedBackoff } from './backoff.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
@@ -117,8 +121,11 @@ export interface ResolvedShardReaderOptions extends Required<
   acquireBackoff: ResolvedBackoff;
 }
 
-/** Largest accepted `batchSize`. */
-const MAX_BATCH_SIZE = 10_000;
+/** Default `reconnectBackoff`. */
+const RECONNECT_BACKOFF: ResolvedBackoff = { initialDelayMs: 100, maxDelayMs: 5000, multiplier: 2 };
+
+/** Default `acquireBackoff`. */
+const ACQUIRE_BACKOFF: ResolvedBackoff = { initialDelayMs: 25, maxDelayMs: 1000, multiplier: 2 };
 
 /**
  * Applies defaults and validates.
@@ -137,11 +144,16 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
   const resolved: ResolvedShardReaderOptions = {
     ...options,
     shard: integer('shard', options.shard, 0),
-    batchSize: integer('batchSize', options.batchSize ?? 100, 1, MAX_BATCH_SIZE),
-    blockMs: integer('blockMs', options.blockMs ?? 2000, 1),
-    maxDeliveries: integer('maxDeliveries', options.maxDeliveries ?? 5, 1),
-    retry: backoff('retry', options.retry, 100, 5000),
-    deadLetter: options.deadLetter ?? true,
+    batchSize: integer(
+      'batchSize',
+      options.batchSize ?? DEFAULTS.batchSize,
+      1,
+      OPTION_LIMITS.batchSize.max,
+    ),
+    blockMs: integer('blockMs', options.blockMs ?? DEFAULTS.blockMs, 1),
+    maxDeliveries: integer('maxDeliveries', options.maxDeliveries ?? DEFAULTS.maxDeliveries, 1),
+    retry: backoff('retry', options.retry, DEFAULTS.retry),
+    deadLetter: options.deadLetter ?? DEFAULTS.deadLetter,
     serializer: options.serializer ?? JSON_PAYLOAD_SERIALIZER,
     limiter: options.limiter,
     hooks: options.hooks ?? {},
@@ -150,8 +162,8 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
     beforeHandle: options.beforeHandle,
     maxAckDelayMs: integer('maxAckDelayMs', options.maxAckDelayMs ?? 1000, 0),
     watchdogGraceMs: integer('watchdogGraceMs', options.watchdogGraceMs ?? 3000, 1),
-    reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, 100, 5000),
-    acquireBackoff: backoff('acquireBackoff', options.acquireBackoff, 25, 1000),
+    reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, RECONNECT_BACKOFF),
+    acquireBackoff: backoff('acquireBackoff', options.acquireBackoff, ACQUIRE_BACKOFF),
     random: options.random ?? Math.random,
   };
   return resolved;
@@ -167,10 +179,9 @@ function integer(name: string, value: unknown, min: number, max = Number.MAX_SAF
 function backoff(
   name: string,
   value: RetryBackoffOptions | undefined,
-  initialDelayMs: number,
-  maxDelayMs: number,
+  defaults: ResolvedBackoff,
 ): ResolvedBackoff {
-  const out = { initialDelayMs, maxDelayMs, multiplier: 2, ...value };
+  const out = { ...defaults, ...value };
   for (const key of ['initialDelayMs', 'maxDelayMs', 'multiplier'] as const) {
     if (typeof out[key] !== 'number' || !Number.isFinite(out[key]) || out[key] < 0) {
       fail(`${name}.${key}`, `must be a finite number ≥ 0, got ${String(out[key])}`);

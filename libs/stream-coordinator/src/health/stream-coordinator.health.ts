@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/comm
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import { pingRedis, unreachableReason } from '../redis/bounded-call.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
@@ -81,25 +82,11 @@ export class StreamCoordinatorHealthIndicator implements OnModuleDestroy {
 
   /** The data-plane Redis answers `PING` in time (on the shared command connection). */
   async redis<const K extends string>(key: K): Promise<HealthIndicatorResult<K>> {
-    const timeoutMs = this.settings.pingTimeoutMs ?? 1000;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.connections.commands().ping(),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`PING did not answer within ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ]);
+      await pingRedis(this.connections.commands(), this.settings.pingTimeoutMs ?? 1000);
       return this.health.check(key).up();
     } catch (error) {
-      return this.health.check(key).down({
-        reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    } finally {
-      clearTimeout(timer);
+      return this.health.check(key).down({ reason: unreachableReason(error) });
     }
   }
 

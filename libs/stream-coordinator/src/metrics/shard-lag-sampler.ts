@@ -1,5 +1,6 @@
 import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { parseXinfoGroups } from '../redis/xinfo-groups.js';
 import type { GrantedShard } from '../runtime/membership.js';
 import { shardId } from '../runtime/membership.js';
 
@@ -116,17 +117,6 @@ export function groupFigures(
   reply: unknown,
   group: string,
 ): { lag: number | null; pending: number } | null {
-  if (!Array.isArray(reply)) return null;
-  for (const entry of reply) {
-    if (!Array.isArray(entry)) continue;
-    const fields = new Map<string, unknown>();
-    for (let i = 0; i + 1 < entry.length; i += 2) fields.set(String(entry[i]), entry[i + 1]);
-    if (String(fields.get('name')) !== group) continue;
-    const lag = fields.get('lag');
-    return {
-      lag: lag === null || lag === undefined ? null : Number(lag),
-      pending: Number(fields.get('pending') ?? 0),
-    };
-  }
-  return null;
+  const found = parseXinfoGroups(reply).get(group);
+  return found ? { lag: found.lag, pending: found.pending } : null;
 }

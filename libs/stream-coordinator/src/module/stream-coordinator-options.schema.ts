@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ID_PATTERN, NAME_PATTERN } from '../protocol/limits.js';
+import { isRedisUrl } from '../redis/redis-url.js';
 import { OPTION_LIMITS } from './stream-coordinator.constants.js';
 
 /**
@@ -122,15 +123,13 @@ const clusterSchema = z.strictObject({
     .optional(),
 });
 
-const REDIS_URL_PATTERN = /^(redis|rediss|redis\+cluster):\/\/\S+$/;
-
 /**
  * `redis`: a URL, `{ cluster, clusterOptions? }`, or any other plain object (ioredis options,
  * which ioredis itself validates; the object is passed on untouched).
  */
 const redisSchema = z.unknown().superRefine((value, ctx) => {
   if (typeof value === 'string') {
-    if (!REDIS_URL_PATTERN.test(value))
+    if (!isRedisUrl(value))
       ctx.addIssue({ code: 'custom', message: OPTION_RULES.redis, input: value });
     return;
   }

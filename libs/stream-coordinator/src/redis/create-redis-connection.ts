@@ -6,6 +6,7 @@ import type {
   RedisConnectionOptions,
 } from '../interfaces/redis-connection-options.interface.js';
 import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
+import { redisUrlScheme } from './redis-url.js';
 
 /**
  * Extras for {@link createRedisConnection}.
@@ -122,11 +123,11 @@ function fromUrl(
   roleOptions: RedisOptions,
   clusterDefaults: ClusterOptions,
 ): RedisConnection {
-  const scheme = /^([a-z+]+):\/\//i.exec(url)?.[1]?.toLowerCase();
+  const scheme = redisUrlScheme(url);
   if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
     return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions, clusterDefaults);
   }
-  if (scheme !== 'redis' && scheme !== 'rediss') {
+  if (scheme === undefined) {
     throw new RedisConnectionOptionsError(
       `unsupported URL scheme in ${JSON.stringify(redact(url))} (use redis://, rediss:// or redis+cluster://)`,
     );
