@@ -22,7 +22,7 @@ import {
   orderViolations,
   ownerOverlaps,
   readHandled,
-} from './support/handled-records.js';
+} from '../support/handled-records.js';
 import { ProducerProcess, type ProducerStatus } from './support/producer-process.js';
 
 /**

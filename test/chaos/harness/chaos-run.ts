@@ -13,12 +13,12 @@ import {
   ownershipFromEvents,
   readDeadLetters,
   readPendingSnapshot,
-  readRecordFiles,
   type InvariantInput,
   type InvariantReport,
   type MemberCrash,
   type ProducedMessage,
 } from '../../support/invariants/index.js';
+import { readRecordFiles } from '../../support/handled-records.js';
 import type { ChaosConfig } from './chaos-config.js';
 import {
   CHAOS_GROUP,

@@ -18,12 +18,12 @@ import {
   ownershipFromEvents,
   readDeadLetters,
   readPendingSnapshot,
-  readRecordFiles,
   type InvariantInput,
   type InvariantOptions,
   type InvariantReport,
   type OwnershipInterval,
 } from '../../support/invariants/index.js';
+import { readRecordFiles } from '../../support/handled-records.js';
 import { KeyedProducer } from '../../support/keyed-producer.js';
 import { cleanupPrefix, redisUrl, uniquePrefix } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
