@@ -14,10 +14,10 @@ import {
   heartbeat,
   joinRequest,
   ok,
-  pollUntil,
   snapshotKeys,
   useCoordinator,
 } from './support/coordinator-fixture.js';
+import { pollUntil } from '../support/wait.js';
 
 type Token = 'member' | 'admin' | null | { readonly raw: string };
 
@@ -1602,16 +1602,16 @@ describe('storage unreachable → 503 COORDINATOR_NOT_AVAILABLE, and recovery', 
     await pollUntil(
       () => api.get('/health/ready'),
       (r) => r.status === 200,
-      'readiness after Redis came back',
-      15_000,
-      100,
+      { timeoutMs: 15_000, intervalMs: 100, message: 'readiness after Redis came back' },
     );
     const back = await pollUntil(
       () => heartbeat(api, 'g', { memberId: 'a', memberEpoch: 1 }),
       (r) => r.status === 200,
-      'a heartbeat to succeed after Redis came back',
-      15_000,
-      100,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 100,
+        message: 'a heartbeat to succeed after Redis came back',
+      },
     );
     expect(back.body.memberEpoch).toBe(1);
     expect((await describeGroup(api, 'g')).members.map((m) => m.memberId)).toEqual(['a']);

@@ -13,7 +13,8 @@ import {
 import { freePort } from '../support/free-port.js';
 import { onProcessExit } from '../support/process-cleanup.js';
 import { cleanupPrefix, redisUrl, useRedisPrefix } from '../support/redis.js';
-import { joinRequest, pollUntil } from './support/coordinator-fixture.js';
+import { joinRequest } from './support/coordinator-fixture.js';
+import { pollUntil } from '../support/wait.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -234,9 +235,11 @@ describe('coordinator configuration (environment only)', () => {
       await pollUntil(
         () => api.get('/health/ready').catch(() => ({ status: 0 })),
         (r) => r.status === 200,
-        `npm run start:coordinator to be ready (output: ${output})`,
-        20_000,
-        100,
+        {
+          timeoutMs: 20_000,
+          intervalMs: 100,
+          message: `npm run start:coordinator to be ready (output: ${output})`,
+        },
       );
       const routing = await api.get<StreamRouting>('/v1/streams/npm-stream');
       expect(routing.body.shards.map((s) => s.key)).toEqual(

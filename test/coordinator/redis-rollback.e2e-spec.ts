@@ -11,7 +11,7 @@ import { type RestartableRedis, startRestartableRedis } from '../support/restart
 import { uniquePrefix } from '../support/redis.js';
 import { heartbeat } from './support/coordinator-fixture.js';
 import { settle, TestMember } from './support/test-member.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 const GROUP = 'rollback-g';
 const SHARDS = 2;
@@ -109,10 +109,9 @@ describe('Redis loses its last writes under two replicas', () => {
 
     // B serves the same requests again from the rolled-back state, for another member: the
     // group reaches A's version number with m3 holding the shard m2 held.
-    await waitUntil(
-      'replica B to serve again',
+    await waitForNoProblems(
       async () => ((await apiB.get(`/v1/groups/${GROUP}`)).status === 200 ? [] : ['not yet']),
-      15_000,
+      { timeoutMs: 15_000, message: 'replica B to serve again', retryErrors: true },
     );
     const m1b = new TestMember(apiB, GROUP, 'm1', ['orders']);
     m1b.epoch = saved.epoch;

@@ -10,7 +10,7 @@ import {
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { type RestartableRedis, startRestartableRedis } from '../support/redis-processes.js';
 import { uniquePrefix } from '../support/redis.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 interface HealthBody {
   status: string;
@@ -101,12 +101,12 @@ describe('Redis wiped or evicting', () => {
 
     await env.client.flushall();
     expect((await env.api.get(`/v1/streams/orders`)).status).toBe(404);
-    await waitUntil(
-      'STREAMS declared again after FLUSHALL',
-      () => declaredStreamsProblems(env.api, env.keys, env.client),
-      10_000,
-      100,
-    );
+    await waitForNoProblems(() => declaredStreamsProblems(env.api, env.keys, env.client), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      message: 'STREAMS declared again after FLUSHALL',
+      retryErrors: true,
+    });
 
     // A restart from an empty data directory: everything, the catalog included, is gone.
     await env.client.set('wipe-marker', '1');
@@ -114,12 +114,12 @@ describe('Redis wiped or evicting', () => {
     rmSync(join(env.redis.dir, 'appendonlydir'), { recursive: true, force: true });
     await env.redis.restart();
     expect(await env.client.get('wipe-marker')).toBeNull();
-    await waitUntil(
-      'STREAMS declared again after Redis restarted empty',
-      () => declaredStreamsProblems(env.api, env.keys, env.client),
-      15_000,
-      100,
-    );
+    await waitForNoProblems(() => declaredStreamsProblems(env.api, env.keys, env.client), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      message: 'STREAMS declared again after Redis restarted empty',
+      retryErrors: true,
+    });
     expect(coordinator?.output()).toMatch(/STREAMS: orders is missing from Redis/);
 
     // noeviction (the default): no warning in readiness

@@ -17,7 +17,7 @@ import {
 } from '../coordinator/support/coordinator-fixture.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from './coordinator-process.js';
 import { repoRoot } from './service-process.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
+import { waitForNoProblems } from './wait.js';
 
 const MIGRATE_MAIN = resolve(repoRoot(), 'apps/coordinator/dist/key-layout/migrate-keys-main.js');
 
@@ -161,12 +161,12 @@ export async function runKeyLayoutMigrationScenario(
 
     // It also refuses while the old layout shows a heartbeat answered in the last 10 s (the
     // coordinator above answered some moments ago): wait as the procedure says.
-    await waitUntil(
-      'the last heartbeat answered under the old layout is 10 s old',
-      () => heartbeatsYoungerThan(redis, prefix, 10_000),
-      30_000,
-      250,
-    );
+    await waitForNoProblems(() => heartbeatsYoungerThan(redis, prefix, 10_000), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      message: 'the last heartbeat answered under the old layout is 10 s old',
+      retryErrors: true,
+    });
     const run = await runMigrateKeys(redisUrl, prefix);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain(`split 1 shared meta hash(es): ${prefix}:{g:0}:meta`);

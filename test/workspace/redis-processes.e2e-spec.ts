@@ -13,6 +13,7 @@ import {
   startRestartableRedis,
   stopAllRedisProcesses,
 } from '../support/redis-processes.js';
+import { waitFor } from '../support/wait.js';
 
 function client(url: string): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
@@ -220,11 +221,10 @@ describe('cleanup when a suite does not stop its Redis processes', () => {
   }
 
   async function waitForFile(file: string, timeoutMs: number): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    while (!existsSync(file) || readFileSync(file, 'utf8') === '') {
-      if (Date.now() > deadline) throw new Error(`${file} did not appear in ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => existsSync(file) && readFileSync(file, 'utf8') !== '', {
+      timeoutMs,
+      message: `${file} to appear`,
+    });
     return readFileSync(file, 'utf8');
   }
 

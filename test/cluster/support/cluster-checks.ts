@@ -30,26 +30,3 @@ export async function errorStats(client: Redis): Promise<Map<string, number>> {
 export async function keySlot(client: Redis, key: string): Promise<number> {
   return Number(await client.call('CLUSTER', 'KEYSLOT', key));
 }
-
-/** Polls `condition` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-export async function waitUntil(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-      lastError = undefined;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

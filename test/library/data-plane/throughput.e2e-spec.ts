@@ -2,14 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import {
-  fill,
-  grant,
-  testShard,
-  useReaders,
-  waitFor,
-  type TestShard,
-} from './data-plane-fixtures.js';
+import { fill, grant, testShard, useReaders, type TestShard } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 const MESSAGES = 50_000;
 const BATCH = 100;
@@ -67,7 +61,11 @@ describe('ShardReader throughput (informational, loose bound)', () => {
     });
     const started = performance.now();
     reader.start();
-    await waitFor(() => handled === messages, 'all handled', 100_000);
+    await waitFor(() => handled === messages, {
+      timeoutMs: 100_000,
+      intervalMs: 10,
+      message: 'all handled',
+    });
     await reader.stop();
     return finished - started;
   }

@@ -28,6 +28,7 @@ import { KeyedProducer } from '../../support/keyed-producer.js';
 import { cleanupPrefix, redisUrl, uniquePrefix } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
+import { waitFor } from '../../support/wait.js';
 
 /** The stream every group run uses. */
 export const STREAM = 'orders';
@@ -53,24 +54,6 @@ export interface RunWorker {
 function stripAnsi(line: string): string {
   const [first = '', ...rest] = line.split(String.fromCharCode(27));
   return first + rest.map((part) => part.replace(/^\[[0-9;]*m/, '')).join('');
-}
-
-/** Polls `condition` every 20 ms until it holds; fails after `timeoutMs` naming `what`. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string | (() => string),
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /**
@@ -173,9 +156,12 @@ export class GroupRun {
           last.members.every((m) => m.assignment.length > 0)
         );
       },
-      () =>
-        `group ${this.group} to be STABLE with members ${members.join(', ')} (last: ${JSON.stringify(last)})`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () =>
+          `group ${this.group} to be STABLE with members ${members.join(', ')} (last: ${JSON.stringify(last)})`,
+      },
     );
     return last as unknown as DescribedGroup;
   }
@@ -215,8 +201,11 @@ export class GroupRun {
         state = parts.join('; ');
         return done;
       },
-      () => `every shard to be consumed and acked (${state})\n${this.workerWarnings()}`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () => `every shard to be consumed and acked (${state})\n${this.workerWarnings()}`,
+      },
     );
     // Redis applied the acks; a worker writes its ack record when it sees the reply, a moment
     // later. Wait for the records of running workers too, or the checker could read the files
@@ -240,8 +229,12 @@ export class GroupRun {
         }
         return missing === 0;
       },
-      () => `the ack records of running workers (${missing} handled messages without one)`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () =>
+          `the ack records of running workers (${missing} handled messages without one)`,
+      },
     );
   }
 
