@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
 import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
 import type { DescribedGroup, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import {
@@ -15,6 +14,7 @@ import { resolveRedis } from '../../test/support/redis-resolve.js';
 import { createTempDir } from '../../test/support/temp-dir.js';
 import { waitFor } from '../../test/support/wait.js';
 import { WorkerProcess } from '../../test/support/worker-process.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * Benchmark scenario (measured, not asserted): an 8 → 16 reshard under a steady keyed load.
@@ -120,7 +120,7 @@ export async function runReshardBench(
       url = resolved.url;
     }
     const prefix = `bench-reshard-${randomBytes(3).toString('hex')}`;
-    const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    const redis = connectRedis(url);
     cleanups.push(async () => {
       let cursor = '0';
       do {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { HeartbeatRequest } from '@redis-stream-coordinator/nestjs/protocol';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
@@ -7,9 +7,10 @@ import { freePort } from '../support/free-port.js';
 import { type RedisClusterHandle, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisServerProcess, spawnRedisServer } from '../support/redis-server-process.js';
 import { createTempDir, type TempDir } from '../support/temp-dir.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { allEvents } from './support/member-fleet.js';
 import { waitForNoProblems } from '../support/wait.js';
+import { connectRedisCluster } from '../support/redis-client.js';
 
 const SESSION_TIMEOUT_MS = 1000;
 const REPAIR_MS = 200;
@@ -35,7 +36,7 @@ async function singleServer(): Promise<Backend> {
     port: await freePort(),
     dir: dir.path,
   });
-  const client = new Redis(server.url);
+  const client = createTestRedis({ url: server.url });
   return {
     url: server.url,
     client,
@@ -49,7 +50,7 @@ async function singleServer(): Promise<Backend> {
 
 async function cluster(): Promise<Backend> {
   const handle: RedisClusterHandle = await startRedisCluster();
-  const client = new Cluster([...handle.nodes]);
+  const client = connectRedisCluster(handle.nodes);
   return {
     url: handle.url,
     client,

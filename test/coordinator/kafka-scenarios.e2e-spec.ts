@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
   type DescribedGroup,
@@ -13,7 +12,7 @@ import {
   RoutingTable,
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { redisUrl } from '../support/redis.js';
+import { createTestRedis } from '../support/redis.js';
 import {
   allEvents,
   describeGroup,
@@ -688,7 +687,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
   it('subscribing to a stream that does not exist yet: creating it bumps the epoch and assigns its shards', async () => {
     const api = fx.member();
     const g = 'g-later';
-    const sub = new Redis(redisUrl());
+    const sub = createTestRedis();
     const nudges: string[] = [];
     try {
       await sub.subscribe(`${fx.prefix}:nudge:${g}`);

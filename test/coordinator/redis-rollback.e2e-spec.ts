@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   KeySpace,
@@ -8,7 +8,7 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { type RestartableRedis, startRestartableRedis } from '../support/restartable-redis.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { heartbeat } from './support/coordinator-fixture.js';
 import { settle, TestMember } from './support/test-member.js';
 import { waitForNoProblems } from '../support/wait.js';
@@ -35,7 +35,7 @@ describe('Redis loses its last writes under two replicas', () => {
   beforeAll(async () => {
     // Snapshots only (no AOF): what survives a crash is exactly the last SAVE.
     server = await startRestartableRedis({ args: ['--appendonly', 'no'] });
-    redis = new Redis(server.url, { maxRetriesPerRequest: null });
+    redis = createTestRedis({ url: server.url, maxRetriesPerRequest: null });
     redis.on('error', () => undefined); // refused while the server restarts; commands wait
     const options = {
       prefix,

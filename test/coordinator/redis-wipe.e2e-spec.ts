@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   KeySpace,
@@ -9,7 +9,7 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { type RestartableRedis, startRestartableRedis } from '../support/redis-processes.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { waitForNoProblems } from '../support/wait.js';
 
 interface HealthBody {
@@ -50,7 +50,7 @@ describe('Redis wiped or evicting', () => {
     client: Redis;
   }> {
     redis = await startRestartableRedis({ args });
-    client = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+    client = createTestRedis({ url: redis.url });
     client.on('error', () => undefined); // refused while the test restarts its Redis
     await beforeCoordinator(client);
     const prefix = uniquePrefix('wipe');

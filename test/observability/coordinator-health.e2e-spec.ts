@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { pollUntil } from '../support/wait.js';
 
 interface HealthBody {
@@ -52,7 +51,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
   });
 
   it('persistence down (reachable, not writable): Redis refuses writes', async () => {
-    const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const admin = createTestRedis({ url: redis.url, maxRetriesPerRequest: 1 });
     try {
       // With no replica connected, a primary that needs one refuses every write (NOREPLICAS)
       // while PING still answers: exactly "reachable but not writable".

@@ -1,8 +1,7 @@
 import { fenceToken, ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
-import { redisUrl, useRedisPrefix, uniquePrefix } from '../support/redis.js';
+import { redisUrl, useRedisPrefix, uniquePrefix, createTestRedis } from '../support/redis.js';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { type ObservedMember, startObservedMember, view } from './support/observed-member.js';
@@ -282,7 +281,7 @@ describe('member health when Redis itself is stopped', () => {
     );
     await server.restart();
     await allUp(m, 40_000);
-    const probe = new Redis(server.url);
+    const probe = createTestRedis({ url: server.url });
     try {
       expect(await probe.ping()).toBe('PONG');
     } finally {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { findExecutable } from './find-executable.js';
 import { freePortPair } from './free-port.js';
 import { trackRedisProcess } from './redis-process-tracker.js';
@@ -10,6 +10,7 @@ import { type RedisServerProcess, spawnRedisServer } from './redis-server-proces
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { createTempDir } from './temp-dir.js';
 import { waitFor } from './wait.js';
+import { connectRedis } from './redis-client.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -237,12 +238,7 @@ function indexOf(nodes: readonly ClusterNode[], node: ClusterNode): number {
 }
 
 function adminClient(node: ClusterNode): Redis {
-  const client = new Redis({
-    host: node.host,
-    port: node.port,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-  });
+  const client = connectRedis(node, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
   client.on('error', () => {
     // surfaced by the failing command instead
   });

@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pollUntil } from './wait.js';
+import { connectRedis } from './redis-client.js';
 
 /** Outcome of {@link probeRedis}: `ok`, or why no Redis answered. */
 export type RedisProbeResult = { ok: true } | { ok: false; reason: string };
@@ -17,7 +18,7 @@ export async function probeRedis(
 ): Promise<RedisProbeResult> {
   let client: Redis;
   try {
-    client = new Redis(url, {
+    client = connectRedis(url, {
       lazyConnect: true,
       connectTimeout: timeoutMs,
       retryStrategy: () => null,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPortListening, waitForPortClosed } from '../support/free-port.js';
 import {
@@ -14,9 +14,11 @@ import {
   stopAllRedisProcesses,
 } from '../support/redis-processes.js';
 import { waitFor } from '../support/wait.js';
+import { createTestRedis } from '../support/redis.js';
+import { connectRedisCluster } from '../support/redis-client.js';
 
 function client(url: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const redis = createTestRedis({ url, maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -87,10 +89,9 @@ describe('startRedisCluster', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    clusterClient = new Cluster(
-      cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
-      { redisOptions: { maxRetriesPerRequest: 3 } },
-    );
+    clusterClient = connectRedisCluster(cluster.nodes, {
+      redisOptions: { maxRetriesPerRequest: 3 },
+    });
   });
 
   afterAll(async () => {

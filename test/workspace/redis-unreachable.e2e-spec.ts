@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { freePort, isPortListening } from '../support/free-port.js';
-import { RedisUnavailableError, redisUrl, resolveRedis } from '../support/redis.js';
+import {
+  RedisUnavailableError,
+  redisUrl,
+  resolveRedis,
+  createTestRedis,
+} from '../support/redis.js';
 
 /** A URL on 127.0.0.1 where nothing listens. */
 async function closedUrl(): Promise<string> {
@@ -87,7 +91,7 @@ describe('Redis resolution when Redis is unreachable', () => {
     const resolved = await resolveRedis({ env: {}, localUrl: await closedUrl(), docker: false });
     expect(resolved.source).toBe('redis-server');
     const port = Number(new URL(resolved.url).port);
-    const client = new Redis(resolved.url, { maxRetriesPerRequest: 1 });
+    const client = createTestRedis({ url: resolved.url, maxRetriesPerRequest: 1 });
     try {
       await client.set('spawned:probe', 'yes');
       expect(await client.get('spawned:probe')).toBe('yes');

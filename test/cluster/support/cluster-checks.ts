@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ClusterNode } from '../../support/redis-cluster.js';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** A standalone client of one cluster node (for per-node checks: CLIENT LIST, INFO, KEYSLOT). */
 export function nodeClient(node: ClusterNode): Redis {
-  const client = new Redis({ host: node.host, port: node.port, maxRetriesPerRequest: 1 });
+  const client = connectRedis(node, { maxRetriesPerRequest: 1 });
   client.on('error', () => {
     // surfaced by the failing command instead
   });

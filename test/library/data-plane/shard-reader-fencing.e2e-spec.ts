@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FencedError,
@@ -8,7 +8,7 @@ import {
   type ShardLostReason,
 } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
-import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { redisUrl, useRedisPrefix, createTestRedis } from '../../support/redis.js';
 import {
   consumers,
   deferred,
@@ -237,7 +237,7 @@ describe('fenced scripts called directly', () => {
   const { prefix, redis } = useRedisPrefix('fence-scripts');
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl());
+    connection = createTestRedis();
   });
   afterAll(() => connection.disconnect());
 
@@ -313,7 +313,7 @@ describe('fenced scripts called directly', () => {
     await grant(redis(), shard, 'g', 'A');
     const a = new ShardCommands(shard.key, 'g', 'A');
     const name = `${prefix}-blocked`;
-    const blocked = new Redis(redisUrl(), { connectionName: name });
+    const blocked = createTestRedis({ connectionName: name });
     try {
       await a.acquire(blocked);
       // a re-grant to the same owner keeps its blocked read going

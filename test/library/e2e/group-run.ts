@@ -5,7 +5,7 @@ import type {
   GroupEventEntry,
   StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   CoordinatorApi,
   CoordinatorProcess,
@@ -25,7 +25,7 @@ import {
 } from '../../support/invariants/index.js';
 import { readRecordFiles } from '../../support/handled-records.js';
 import { KeyedProducer } from '../../support/keyed-producer.js';
-import { cleanupPrefix, redisUrl, uniquePrefix } from '../../support/redis.js';
+import { cleanupPrefix, redisUrl, uniquePrefix, createTestRedis } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
 import { waitFor } from '../../support/wait.js';
@@ -101,7 +101,7 @@ export class GroupRun {
         SESSION_TIMEOUT_MS: String(resolved.sessionTimeoutMs),
       },
     });
-    const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2 });
+    const redis = createTestRedis();
     return new GroupRun(resolved, prefix, coordinator, redis, dir);
   }
 
