@@ -13,6 +13,7 @@ import {
 import { freePort } from '../support/free-port.js';
 import { onProcessExit } from '../support/process-cleanup.js';
 import { cleanupPrefix, redisUrl, useRedisPrefix } from '../support/redis.js';
+import { type ChildRun, runNode } from '../support/child-run.js';
 import { joinRequest } from './support/coordinator-fixture.js';
 import { pollUntil } from '../support/wait.js';
 
@@ -34,31 +35,8 @@ function baseEnv(prefix: string, port: number): NodeJS.ProcessEnv {
 }
 
 /** Runs the built coordinator with `env` and expects it to stop on its own; resolves its exit and output. */
-function runToExit(
-  env: NodeJS.ProcessEnv,
-  timeoutMs = 15_000,
-): Promise<{ code: number | null; output: string; ms: number }> {
-  return new Promise((resolveRun, reject) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [COORDINATOR_MAIN], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const unregister = onProcessExit(() => child.kill('SIGKILL'));
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the coordinator did not stop within ${timeoutMs} ms:\n${output}`));
-    }, timeoutMs);
-    // 'close', not 'exit': 'exit' can fire before the last output chunks are read from the pipes.
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      unregister();
-      resolveRun({ code, output, ms: Date.now() - started });
-    });
-  });
+function runToExit(env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<ChildRun> {
+  return runNode([COORDINATOR_MAIN], { env, timeoutMs });
 }
 
 interface BadEnvCase {

@@ -12,7 +12,7 @@ import { settle, TestMember } from '../coordinator/support/test-member.js';
 import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { freePort } from '../support/free-port.js';
 import { repoRoot } from '../support/service-process.js';
-import { runNodeTool, type ToolRun } from './support/run-node-tool.js';
+import { runNodeTool, type ToolRun } from '../support/child-run.js';
 import { waitFor, waitForNoProblems } from '../support/wait.js';
 
 const RSC = resolve(repoRoot(), 'libs/stream-coordinator/dist/cli/main.js');

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childVitestEnv, VITEST_CLI } from '../support/child-run.js';
 import { isPortListening, waitForPortClosed } from '../support/free-port.js';
 import {
   type ClusterNode,
@@ -197,16 +198,10 @@ describe('cleanup when a suite does not stop its Redis processes', () => {
 
   /** Runs the leaky fixture suite in a child Vitest. */
   function runFixture(mode: 'fail' | 'hang', reportFile: string) {
-    const env: NodeJS.ProcessEnv = { ...process.env, LEAK_MODE: mode, LEAK_REPORT: reportFile };
-    for (const name of Object.keys(env)) if (name.startsWith('VITEST')) delete env[name];
+    const env = childVitestEnv({ LEAK_MODE: mode, LEAK_REPORT: reportFile });
     const child = spawn(
       process.execPath,
-      [
-        'node_modules/vitest/vitest.mjs',
-        'run',
-        '--config',
-        'test/workspace/fixtures/vitest.fixture.config.ts',
-      ],
+      [VITEST_CLI, 'run', '--config', 'test/workspace/fixtures/vitest.fixture.config.ts'],
       { cwd: process.cwd(), env, stdio: 'ignore' },
     );
     const exited = new Promise<number | null>((resolve) =>
