@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import {
@@ -15,6 +13,7 @@ import {
   joinRequest,
   ok,
 } from '../coordinator/support/coordinator-fixture.js';
+import { runNode } from './child-run.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from './coordinator-process.js';
 import { repoRoot } from './service-process.js';
 import { waitForNoProblems } from './wait.js';
@@ -26,16 +25,11 @@ export async function runMigrateKeys(
   redisUrl: string,
   prefix: string,
 ): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [MIGRATE_MAIN], {
-      env: { PATH: process.env.PATH, REDIS_URL: redisUrl, KEY_PREFIX: prefix },
-      timeout: 30_000,
-    });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
+  const run = await runNode([MIGRATE_MAIN], {
+    env: { PATH: process.env.PATH, REDIS_URL: redisUrl, KEY_PREFIX: prefix },
+    timeoutMs: 30_000,
+  });
+  return { code: run.code ?? -1, output: run.stdout + run.stderr };
 }
 
 /** Every key matching `pattern` (on every master of a cluster), sorted. */
