@@ -4,7 +4,6 @@ import { KeySpace, ownerField, shardMetaKey } from '@redis-stream-coordinator/ne
 import { fenceOrderField } from '../../apps/coordinator/src/store/fence-writer.js';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
-
 import { type MemberApp, startMemberApp } from '../library/e2e/member-app.js';
 import { waitFor } from '../support/wait.js';
 

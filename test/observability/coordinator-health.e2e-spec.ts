@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.js';
 import { uniquePrefix, createTestRedis } from '../support/redis.js';

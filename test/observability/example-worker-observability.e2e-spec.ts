@@ -1,7 +1,6 @@
 import { MEMBER_METRICS } from '@redis-stream-coordinator/nestjs/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText, sampleValue } from '../coordinator/support/prometheus-text.js';
-
 import { CoordinatorProcess } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
 import { WorkerProcess } from '../support/worker-process.js';

@@ -8,7 +8,6 @@ import type {
 import { describe, expect, it } from 'vitest';
 import { describeGroup, useCoordinator } from '../coordinator/support/coordinator-fixture.js';
 import { settle, TestMember } from '../coordinator/support/test-member.js';
-
 import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { freePort } from '../support/free-port.js';
 import { repoRoot } from '../support/service-process.js';

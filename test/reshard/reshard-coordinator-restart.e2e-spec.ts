@@ -1,6 +1,5 @@
 import type { ReshardingStatus } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
-
 import { checkHandled, handledCount } from '../support/handled-records.js';
 import {
   diagnoseCluster,

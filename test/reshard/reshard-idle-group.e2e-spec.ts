@@ -3,7 +3,6 @@ import type { ProtocolErrorBody, StreamRouting } from '@redis-stream-coordinator
 import { describe, expect, it } from 'vitest';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
 import { TestMember } from '../coordinator/support/test-member.js';
-
 import { checkHandled } from '../support/handled-records.js';
 import {
   diagnoseCluster,

@@ -1,7 +1,6 @@
 import type { DescribedGroup, ReshardingStatus } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
 import { describeGroup } from '../coordinator/support/coordinator-fixture.js';
-
 import { checkHandled, readHandled } from '../support/handled-records.js';
 import type { WorkerProcess } from '../support/worker-process.js';
 import {

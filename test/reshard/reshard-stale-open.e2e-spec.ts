@@ -5,7 +5,6 @@ import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/res
 import { ShardDataPlane } from '../../apps/coordinator/src/streams/shard-data-plane.js';
 import { startInProcessCoordinator } from '../coordinator/support/in-process-coordinator.js';
 import { TestMember } from '../coordinator/support/test-member.js';
-
 import {
   reshard,
   routingOf,

@@ -12,7 +12,6 @@ import {
 import { fetchGroupEvents } from '../../support/invariants/index.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-
 import { type MemberApp, startMemberApp } from './member-app.js';
 import { waitFor } from '../../support/wait.js';
 

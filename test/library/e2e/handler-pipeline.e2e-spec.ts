@@ -48,7 +48,6 @@ import {
   TEST_TOKENS,
 } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-
 import { CollectingLogger } from './member-app.js';
 import { waitFor } from '../../support/wait.js';
 

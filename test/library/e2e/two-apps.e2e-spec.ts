@@ -2,7 +2,6 @@ import type { DescribedGroup } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-
 import { type MemberApp, startMemberApp } from './member-app.js';
 import { waitFor } from '../../support/wait.js';
 

@@ -11,7 +11,6 @@ import { lastValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-
 import { CollectingLogger } from '../e2e/member-app.js';
 import { waitFor } from '../../support/wait.js';
 

@@ -9,7 +9,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-
 import { type MemberApp, startMemberApp } from '../e2e/member-app.js';
 import { waitFor } from '../../support/wait.js';
 
