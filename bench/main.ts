@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
 import { repoRoot } from '../test/support/service-process.js';
 import { runCoordinatorBench } from './scenarios/coordinator.js';
 import { runLatencyBench } from './scenarios/latency.js';
@@ -15,6 +14,7 @@ import { benchRedis } from './support/bench-redis.js';
 import { findCpuProfiles, summarizeCpuProfile } from './support/cpu-profile-summary.js';
 import { machineInfo } from './support/machine-info.js';
 import { type BenchReport, renderMarkdown } from './support/report.js';
+import { connectRedis } from '../test/support/redis-client.js';
 
 /**
  * `npm run bench` (quick profile) / `npm run bench -- --full`: every scenario against one Redis in
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const profile = profileFromEnv(full ? FULL_PROFILE : QUICK_PROFILE);
   const started = new Date();
   const resolved = await benchRedis(log);
-  const redis = new Redis(resolved.url, { maxRetriesPerRequest: 2 });
+  const redis = connectRedis(resolved.url);
   const profileDir = join(root, '.tmp', 'bench-profiles');
   if (profiling) mkdirSync(profileDir, { recursive: true });
   const ctx: BenchContext = {

@@ -1,6 +1,7 @@
 import { BenchChild } from '../support/bench-child.js';
 import { BenchCoordinator, type BenchContext } from '../support/bench-context.js';
-import { median, ratio, summarize, waitFor, type LatencySummary } from '../support/stats.js';
+import { median, ratio, summarize, type LatencySummary } from '../support/stats.js';
+import { waitForValue } from '../../test/support/wait.js';
 
 /** One measured run: publish → handler start latencies (ms). */
 export interface LatencyRun extends LatencySummary {
@@ -65,14 +66,12 @@ export async function runLatencyBench(ctx: BenchContext): Promise<LatencyResult>
       BenchChild.start({ worker: 'rate-producer', name: 'lat-producer', env: common }),
     ]);
     children.push(member, raw, producer);
-    await waitFor(
-      'the latency member to hold every shard',
+    await waitForValue(
       async () => {
         const s = await member.request({ type: 'status' }, 'status');
         return (s.held as number[]).length === SHARDS ? true : undefined;
       },
-      60_000,
-      100,
+      { timeoutMs: 60_000, intervalMs: 100, message: 'the latency member to hold every shard' },
     );
     const cases: LatencyCase[] = [];
     for (const rate of ctx.profile.latencyRates) {
@@ -102,13 +101,12 @@ export async function runLatencyBench(ctx: BenchContext): Promise<LatencyResult>
             ctx.profile.latencySeconds * 1000 + 60_000,
           );
           const published = produced.count as number;
-          await waitFor(
-            `${published} latency samples`,
+          await waitForValue(
             async () => {
               const s = await consumer.request({ type: 'status' }, 'status');
               return (s.handled as number) > 0 ? true : undefined;
             },
-            10_000,
+            { timeoutMs: 10_000, intervalMs: 20, message: `${published} latency samples` },
           );
           await new Promise((r) => setTimeout(r, 200));
           const report = await consumer.request({ type: 'latency-report' }, 'latency', 60_000);

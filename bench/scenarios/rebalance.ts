@@ -1,6 +1,7 @@
 import { BenchChild, type BenchMessage } from '../support/bench-child.js';
 import { BenchCoordinator, type BenchContext } from '../support/bench-context.js';
-import { median, preciseNow, summarize, waitFor, type LatencySummary } from '../support/stats.js';
+import { median, preciseNow, summarize, type LatencySummary } from '../support/stats.js';
+import { waitForValue } from '../../test/support/wait.js';
 
 /** One rebalance event. */
 export interface RebalanceEvent {
@@ -100,16 +101,17 @@ export async function runRebalanceBench(ctx: BenchContext): Promise<RebalanceRes
     (await (members.get(name) as BenchChild).request({ type: 'status' }, 'status'))
       .held as number[];
   const stable = (count: number): Promise<true> =>
-    waitFor(
-      `group ${GROUP} to be stable with ${count} members`,
+    waitForValue(
       async () => {
         const d = await coordinator.describe(GROUP);
         if (d?.state !== 'STABLE' || d.members.length !== count) return undefined;
         const held = await Promise.all([...members.keys()].map(heldBy));
         return held.reduce((n, h) => n + h.length, 0) === SHARDS ? true : undefined;
       },
-      sessionTimeoutMs + 60_000,
-      50,
+      {
+        timeoutMs: sessionTimeoutMs + 60_000,
+        message: `group ${GROUP} to be stable with ${count} members`,
+      },
     );
   /** First message of `shard` handled after `since` by someone other than `not`. */
   const firstElsewhere = (shard: number, since: number, not: string): number | undefined =>
@@ -147,26 +149,32 @@ export async function runRebalanceBench(ctx: BenchContext): Promise<RebalanceRes
     );
     // observed below; if a step fails first, the producer is stopped and this rejects unobserved
     producing.catch(() => undefined);
-    await waitFor('messages to flow', () => (timeline.size === SHARDS ? true : undefined), 30_000);
+    await waitForValue(() => (timeline.size === SHARDS ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      message: 'messages to flow',
+    });
 
     const rounds = ctx.profile.rebalanceReps + ctx.profile.crashReps;
     for (let round = 0; round < rounds; round++) {
       // join
       const name = await startMember();
-      const joinAt = await waitFor(
-        `${name} to join`,
+      const joinAt = await waitForValue(
         () => lifecycle.get(name)?.find(([e]) => e === 'joining')?.[1],
-        30_000,
+        { timeoutMs: 30_000, intervalMs: 20, message: `${name} to join` },
       );
       await stable(4);
       const moved = await heldBy(name);
-      const firsts = await waitFor(
-        `${name}'s first message on each moved shard`,
+      const firsts = await waitForValue(
         () => {
           const at = moved.map((s) => timeline.get(s)?.find(([, who]) => who === name)?.[0]);
           return at.every((a) => a !== undefined) ? (at as number[]) : undefined;
         },
-        30_000,
+        {
+          timeoutMs: 30_000,
+          intervalMs: 20,
+          message: `${name}'s first message on each moved shard`,
+        },
       );
       const firstAt = Math.min(...firsts);
       // the coordinator's MEMBER_JOINED (its join heartbeat committed): the protocol-level join
@@ -203,14 +211,16 @@ export async function runRebalanceBench(ctx: BenchContext): Promise<RebalanceRes
       const child = members.get(name) as BenchChild;
       const signalAt = preciseNow();
       child.signal(crash ? 'SIGKILL' : 'SIGTERM');
-      const handoffs = await waitFor(
-        `${name}'s shards to be handled elsewhere`,
+      const handoffs = await waitForValue(
         () => {
           const at = moved.map((s) => firstElsewhere(s, signalAt, name));
           return at.every((a) => a !== undefined) ? (at as number[]) : undefined;
         },
-        sessionTimeoutMs + 30_000,
-        20,
+        {
+          timeoutMs: sessionTimeoutMs + 30_000,
+          intervalMs: 20,
+          message: `${name}'s shards to be handled elsewhere`,
+        },
       );
       await child.whenExited();
       members.delete(name);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
 import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
 import type { DescribedGroup, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import {
@@ -13,7 +12,9 @@ import { checkHandled, type HandledLine, readHandled } from '../../test/support/
 import { KeyedLoad, type PublishSample } from '../../test/support/keyed-load.js';
 import { resolveRedis } from '../../test/support/redis-resolve.js';
 import { createTempDir } from '../../test/support/temp-dir.js';
+import { waitFor } from '../../test/support/wait.js';
 import { WorkerProcess } from '../../test/support/worker-process.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * Benchmark scenario (measured, not asserted): an 8 → 16 reshard under a steady keyed load.
@@ -119,7 +120,7 @@ export async function runReshardBench(
       url = resolved.url;
     }
     const prefix = `bench-reshard-${randomBytes(3).toString('hex')}`;
-    const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    const redis = connectRedis(url);
     cleanups.push(async () => {
       let cursor = '0';
       do {
@@ -157,10 +158,18 @@ export async function runReshardBench(
       ),
     );
     cleanups.push(async () => void (await Promise.all(workers.map((w) => w.stop()))));
-    await waitFor(async () => {
-      const g = (await api.get<DescribedGroup>('/v1/groups/bench')).body;
-      return g.state === 'STABLE' && g.members.length === workerCount;
-    }, 60_000);
+    await waitFor(
+      async () => {
+        const g = (await api.get<DescribedGroup>('/v1/groups/bench')).body;
+        return g.state === 'STABLE' && g.members.length === workerCount;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: `group bench STABLE with ${workerCount} members`,
+        retryErrors: true,
+      },
+    );
     log(`coordinator and ${workerCount} workers up; ${fromShards} shards`);
 
     const connection = createRedisConnection(url, 'command');
@@ -214,9 +223,12 @@ export async function runReshardBench(
     await sleep(options.afterMs ?? 5000);
     const tEnd = Date.now();
     await load.stop();
-    await waitFor(async () => checkHandled(files, new Map(load.seqs)).missing === 0, 60_000).catch(
-      () => undefined,
-    );
+    await waitFor(() => checkHandled(files, new Map(load.seqs)).missing === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      message: 'every message handled',
+      retryErrors: true,
+    }).catch(() => undefined);
 
     const check = checkHandled(files, new Map(load.seqs));
     const firsts = firstHandlings(readHandled(files));
@@ -334,14 +346,6 @@ function lowerBound(sorted: readonly number[], value: number): number {
 
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms`);
-    await sleep(100);
-  }
 }
 
 /**

@@ -2,8 +2,9 @@ import { BenchChild, type BenchMessage } from '../support/bench-child.js';
 import type { BenchProfile } from '../support/bench-profile.js';
 import { BenchCoordinator, type BenchContext, type StreamInfo } from '../support/bench-context.js';
 import { meterRedis, type RedisDelta } from '../support/redis-meter.js';
-import { median, preciseNow, ratio, sleep, waitFor } from '../support/stats.js';
+import { median, preciseNow, ratio, sleep } from '../support/stats.js';
 import { benchPayload } from '../workers/payload.js';
+import { waitForValue } from '../../test/support/wait.js';
 
 /** One drain: `messages` prefilled, handled from `go` to the last handler call. */
 export interface DrainRun {
@@ -138,8 +139,7 @@ async function runCase(
   const raw = new ConsumerSet(raws, rawStream);
   try {
     // every member holds its share and the group is stable
-    await waitFor(
-      `group ${group} to settle on ${processes} members`,
+    await waitForValue(
       async () => {
         const described = await coordinator.describe(group);
         if (described?.state !== 'STABLE' || described.members.length !== processes)
@@ -147,8 +147,11 @@ async function runCase(
         const held = (await ours.statuses()).map((s) => (s.held as number[]).length);
         return held.every((n) => n === SHARDS / processes) ? true : undefined;
       },
-      60_000,
-      100,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: `group ${group} to settle on ${processes} members`,
+      },
     );
     const idle = await ours.statuses();
     const memberIdleRssKb = median(idle.map((s) => s.rssKb as number));
@@ -215,13 +218,16 @@ async function drain(
   const messages = ctx.profile.messages;
   await Promise.all(set.children.map((c) => c.request({ type: 'arm' }, 'armed')));
   await prefill(coordinator, set.stream.stream, messages);
-  await waitFor(
-    `every shard loop of ${set.stream.stream} to wait at its gate`,
+  await waitForValue(
     async () =>
       (await set.statuses()).reduce((n, s) => n + (s.waiting as number), 0) >= SHARDS
         ? true
         : undefined,
-    30_000,
+    {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      message: `every shard loop of ${set.stream.stream} to wait at its gate`,
+    },
   );
   let peakRssKb = 0;
   const cpuBefore = (await set.statuses()).reduce((n, s) => n + (s.cpuUs as number), 0);
@@ -229,24 +235,24 @@ async function drain(
   const { result, redis } = await meterRedis(ctx.redis, async () => {
     const goAt = preciseNow();
     for (const c of set.children) c.send({ type: 'go' });
-    const statuses = await waitFor(
-      `${messages} messages of ${set.stream.stream} to be handled`,
+    const statuses = await waitForValue(
       async () => {
         const s = await set.statuses();
         for (const x of s) peakRssKb = Math.max(peakRssKb, x.rssKb as number);
         return s.reduce((n, x) => n + (x.handled as number), 0) >= messages ? s : undefined;
       },
-      600_000,
-      10,
+      {
+        timeoutMs: 600_000,
+        intervalMs: 10,
+        message: `${messages} messages of ${set.stream.stream} to be handled`,
+      },
     );
     const lastAt = Math.max(...statuses.map((s) => s.lastAt as number));
     cpuAfter = statuses.reduce((n, s) => n + (s.cpuUs as number), 0);
     // the acks of the last batches
-    await waitFor(
-      `the last acks of ${set.stream.stream}`,
+    await waitForValue(
       () => pendingTotal(ctx, set.stream).then((n) => (n === 0 ? true : undefined)),
-      10_000,
-      5,
+      { timeoutMs: 10_000, intervalMs: 5, message: `the last acks of ${set.stream.stream}` },
     );
     return lastAt - goAt;
   });

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
 import {
   CoordinatorApi,
@@ -6,6 +6,7 @@ import {
   TEST_TOKENS,
 } from '../../test/support/coordinator-process.js';
 import type { BenchProfile } from './bench-profile.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /** Everything a scenario needs: the one Redis of the run, a logger, the profile. */
 export interface BenchContext {
@@ -103,7 +104,7 @@ export class BenchCoordinator {
   /** The library's routed publisher (one shared connection). */
   publisher(): StreamPublisher {
     if (this.cachedPublisher) return this.cachedPublisher;
-    this.publisherConnection = new Redis(this.ctx.redisUrl, { maxRetriesPerRequest: 2 });
+    this.publisherConnection = connectRedis(this.ctx.redisUrl);
     const routing = new RoutingCache(
       new CoordinatorClient({ baseUrl: this.url, token: this.token, requestTimeoutMs: 10_000 }),
     );

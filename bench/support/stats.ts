@@ -65,22 +65,6 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls `check` every `everyMs` until it returns a value other than `undefined`, or throws after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs: number,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new BenchTimeoutError(what, timeoutMs);
-    await sleep(everyMs);
-  }
-}
-
 /** A benchmark step did not reach its condition in time. */
 export class BenchTimeoutError extends Error {
   override readonly name = 'BenchTimeoutError';

@@ -1,5 +1,4 @@
 import { Agent, request } from 'node:http';
-import { Redis } from 'ioredis';
 import {
   type HeartbeatRequest,
   type HeartbeatResponse,
@@ -8,6 +7,7 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { summarize } from '../support/stats.js';
 import { env, ipc } from './worker-ipc.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * Load generator for the coordinator: simulated members over keep-alive HTTP/1.1
@@ -243,7 +243,7 @@ async function converge(
 ): Promise<Record<string, unknown>> {
   await join([group], count, stream, 16);
   const live = [...members];
-  const nudges = new Redis(env('REDIS_URL'));
+  const nudges = connectRedis(env('REDIS_URL'));
   const channel = new KeySpace(env('KEY_PREFIX')).nudgeChannel(group);
   const byId = new Map(live.map((m) => [m.memberId, m]));
   let running = true;

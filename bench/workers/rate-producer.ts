@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
 import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
 import { preciseNow, sleep } from '../support/stats.js';
 import { benchPayload } from './payload.js';
 import { env, ipc } from './worker-ipc.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * A paced producer: `produce {stream, rate, durationMs}` publishes `rate` messages per second
@@ -10,7 +10,7 @@ import { env, ipc } from './worker-ipc.js';
  * every payload carrying `t`, its publish time, until the duration ends or `stop` arrives; then
  * answers `produced {count, ms}`. Environment: COORDINATOR_URL, COORDINATOR_TOKEN, REDIS_URL.
  */
-const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 2 });
+const connection = connectRedis(env('REDIS_URL'));
 const routing = new RoutingCache(
   new CoordinatorClient({
     baseUrl: env('COORDINATOR_URL'),

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { cpuUs, preciseNow } from '../support/stats.js';
 import { env, intEnv, ipc } from './worker-ipc.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * The baseline: a hand-written ioredis consumer, one dedicated connection and one loop per shard
@@ -30,7 +30,7 @@ type Reply = Array<[string, Array<[string, string[]]>]> | null;
 async function loop(key: string, onReady: () => void): Promise<void> {
   // RESP2, like the library's reader connections: ioredis 6 defaults to RESP3, whose replies it
   // decodes much more slowly; the baseline gets the faster protocol too
-  const c = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null, protocol: 2 });
+  const c = connectRedis(env('REDIS_URL'), { maxRetriesPerRequest: null, protocol: 2 });
   await c.xgroup('CREATE', key, group, '0', 'MKSTREAM').catch((error: unknown) => {
     if (!String(error).includes('BUSYGROUP')) throw error;
   });

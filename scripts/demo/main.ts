@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import {
   type DescribedGroup,
   type GroupEventEntry,
@@ -17,6 +16,7 @@ import { WorkerProcess } from '../../test/support/worker-process.js';
 import { renderFrame, type ShardRow, type WorkerRow } from './dashboard.js';
 import { DemoProducer } from './demo-producer.js';
 import { checkRecords } from './record-check.js';
+import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
  * `npm run demo`: Redis (found or started), the coordinator, three workers and a producer; a live
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   cleanups.push(async () => void (await coordinator.stop()));
   log(`coordinator: ${coordinator.url}`);
   const api = new CoordinatorApi(coordinator.url, TEST_TOKENS.admin);
-  const data = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+  const data = connectRedis(redis.url);
   cleanups.push(async () => {
     let cursor = '0';
     do {

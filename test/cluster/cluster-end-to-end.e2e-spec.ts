@@ -10,20 +10,15 @@ import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-proce
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { createTempDir, type TempDir } from '../support/temp-dir.js';
 import { WorkerProcess } from '../support/worker-process.js';
-import {
-  errorStats,
-  keySlot,
-  namedConnections,
-  nodeClient,
-  waitUntil,
-} from './support/cluster-checks.js';
+import { errorStats, keySlot, namedConnections, nodeClient } from './support/cluster-checks.js';
 import {
   missingMessages,
   orderViolations,
   ownerOverlaps,
   readHandled,
-} from './support/handled-records.js';
+} from '../support/handled-records.js';
 import { ProducerProcess, type ProducerStatus } from './support/producer-process.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The whole system on a real 3-master Redis Cluster: the built coordinator (REDIS_URL =
@@ -151,7 +146,11 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
       await subscriber.subscribe(channel);
       const created = await api.put('/v1/streams/cluster-catalog-probe', { shards: 2 });
       expect(created.status).toBe(201);
-      await waitUntil('the catalog notification everywhere', () => received.length === 4, 10_000);
+      await waitFor(() => received.length === 4, {
+        timeoutMs: 10_000,
+        message: 'the catalog notification everywhere',
+        retryErrors: true,
+      });
       expect(received.sort()).toEqual(['cluster-client', 'node-0', 'node-1', 'node-2']);
     } finally {
       subscriber.disconnect();
@@ -166,7 +165,11 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
     await nudgeListener.subscribe(keys.nudgeChannel(group));
     try {
       await Promise.all([startWorker('w1'), startWorker('w2')]);
-      await waitUntil('2 members stable with every shard read', () => stableWith(2), 30_000);
+      await waitFor(() => stableWith(2), {
+        timeoutMs: 30_000,
+        message: '2 members stable with every shard read',
+        retryErrors: true,
+      });
 
       // One reader connection per shard, each on the master serving the shard's slot.
       const expected = new Map<number, number>();
@@ -174,13 +177,16 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
         const owner = (await cluster.ownerOf(key)).port;
         expected.set(owner, (expected.get(owner) ?? 0) + 1);
       }
-      await waitUntil(
-        'one rsc-reader connection per shard, on its own master',
+      await waitFor(
         async () => {
           const counts = await Promise.all(nodes.map((n) => namedConnections(n, 'rsc-reader')));
           return cluster.nodes.every((node, i) => counts[i] === (expected.get(node.port) ?? 0));
         },
-        10_000,
+        {
+          timeoutMs: 10_000,
+          message: 'one rsc-reader connection per shard, on its own master',
+          retryErrors: true,
+        },
       );
 
       producer = await ProducerProcess.start({
@@ -197,10 +203,18 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
       const running = producer;
       const publishedAtLeast = (n: number) => async () => (await running.status()).published >= n;
 
-      await waitUntil('1000 messages published', publishedAtLeast(1000), 20_000);
+      await waitFor(publishedAtLeast(1000), {
+        timeoutMs: 20_000,
+        message: '1000 messages published',
+        retryErrors: true,
+      });
       await startWorker('w3'); // a join under traffic: shards move from w1/w2 to w3
 
-      await waitUntil('2500 messages published', publishedAtLeast(2500), 20_000);
+      await waitFor(publishedAtLeast(2500), {
+        timeoutMs: 20_000,
+        message: '2500 messages published',
+        retryErrors: true,
+      });
       const migrated = shardKeys[0] as string;
       const migration = await cluster.migrateKeySlot(migrated);
       expect(migration.from.port).not.toBe(migration.to.port);
@@ -209,25 +223,23 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
       expect((await cluster.ownerOf(migrated)).port).toBe(migration.to.port);
 
       let final: ProducerStatus | undefined;
-      await waitUntil(
-        'the producer to finish',
+      await waitFor(
         async () => {
           final = await running.status();
           return final.done;
         },
-        30_000,
+        { timeoutMs: 30_000, message: 'the producer to finish', retryErrors: true },
       );
       const sent = (final as ProducerStatus).sent;
       expect(Object.values(sent).reduce((a, b) => a + b, 0)).toBe(5000);
 
       const files = workers.map((_, i) => join(dir.path, `w${i + 1}.jsonl`));
-      await waitUntil(
-        'every produced message handled',
-        () => missingMessages(readHandled(files), sent).length === 0,
-        30_000,
-      );
-      await waitUntil(
-        'every shard’s pending list empty',
+      await waitFor(() => missingMessages(readHandled(files), sent).length === 0, {
+        timeoutMs: 30_000,
+        message: 'every produced message handled',
+        retryErrors: true,
+      });
+      await waitFor(
         async () => {
           const pending = await Promise.all(
             shardKeys.map(async (key) =>
@@ -236,9 +248,13 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
           );
           return pending.every((n) => n === 0);
         },
-        15_000,
+        { timeoutMs: 15_000, message: 'every shard’s pending list empty', retryErrors: true },
       );
-      await waitUntil('3 members stable', () => stableWith(3), 15_000);
+      await waitFor(() => stableWith(3), {
+        timeoutMs: 15_000,
+        message: '3 members stable',
+        retryErrors: true,
+      });
 
       const lines = readHandled(files);
       expect(missingMessages(lines, sent)).toEqual([]);

@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySpace } from '@redis-stream-coordinator/nestjs';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 
 interface HealthBody {
   status: string;
@@ -32,7 +31,7 @@ describe('eviction warning on a Redis Cluster', () => {
     const catalogOwner = await cluster.ownerOf(new KeySpace(prefix).streamsKey());
     const evicting = cluster.nodes.find((n) => n.port !== catalogOwner.port);
     if (!evicting) throw new Error('no second master');
-    const admin = new Redis(evicting.port, evicting.host);
+    const admin = createTestRedis({ url: { host: evicting.host, port: evicting.port } });
     try {
       await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
     } finally {

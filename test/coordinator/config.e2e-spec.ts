@@ -13,7 +13,9 @@ import {
 import { freePort } from '../support/free-port.js';
 import { onProcessExit } from '../support/process-cleanup.js';
 import { cleanupPrefix, redisUrl, useRedisPrefix } from '../support/redis.js';
-import { joinRequest, pollUntil } from './support/coordinator-fixture.js';
+import { type ChildRun, runNode } from '../support/child-run.js';
+import { joinRequest } from './support/coordinator-fixture.js';
+import { pollUntil } from '../support/wait.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,31 +35,8 @@ function baseEnv(prefix: string, port: number): NodeJS.ProcessEnv {
 }
 
 /** Runs the built coordinator with `env` and expects it to stop on its own; resolves its exit and output. */
-function runToExit(
-  env: NodeJS.ProcessEnv,
-  timeoutMs = 15_000,
-): Promise<{ code: number | null; output: string; ms: number }> {
-  return new Promise((resolveRun, reject) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [COORDINATOR_MAIN], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const unregister = onProcessExit(() => child.kill('SIGKILL'));
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the coordinator did not stop within ${timeoutMs} ms:\n${output}`));
-    }, timeoutMs);
-    // 'close', not 'exit': 'exit' can fire before the last output chunks are read from the pipes.
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      unregister();
-      resolveRun({ code, output, ms: Date.now() - started });
-    });
-  });
+function runToExit(env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<ChildRun> {
+  return runNode([COORDINATOR_MAIN], { env, timeoutMs });
 }
 
 interface BadEnvCase {
@@ -234,9 +213,11 @@ describe('coordinator configuration (environment only)', () => {
       await pollUntil(
         () => api.get('/health/ready').catch(() => ({ status: 0 })),
         (r) => r.status === 200,
-        `npm run start:coordinator to be ready (output: ${output})`,
-        20_000,
-        100,
+        {
+          timeoutMs: 20_000,
+          intervalMs: 100,
+          message: `npm run start:coordinator to be ready (output: ${output})`,
+        },
       );
       const routing = await api.get<StreamRouting>('/v1/streams/npm-stream');
       expect(routing.body.shards.map((s) => s.key)).toEqual(

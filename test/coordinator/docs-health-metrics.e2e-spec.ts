@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
-import {
-  heartbeat,
-  joinRequest,
-  ok,
-  pollUntil,
-  useCoordinator,
-} from './support/coordinator-fixture.js';
+import { heartbeat, joinRequest, ok, useCoordinator } from './support/coordinator-fixture.js';
 import { parsePrometheusText, type PromFamily, sampleValue } from './support/prometheus-text.js';
+import { pollUntil } from '../support/wait.js';
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -267,9 +262,7 @@ describe('/health/ready during shutdown', () => {
           details: Record<string, { status: string; reason?: string }>;
         }>('/health/ready'),
       (r) => r.status === 503,
-      'readiness to turn 503',
-      1400,
-      20,
+      { timeoutMs: 1400, intervalMs: 20, message: 'readiness to turn 503' },
     );
     expect(Date.now() - sent).toBeLessThan(1400);
     expect(during.body.details.coordinator).toEqual({ status: 'down', reason: 'shutting down' });

@@ -11,7 +11,7 @@ import { convergenceProblems } from './support/group-checks.js';
 import { MemberFleet } from './support/member-fleet.js';
 import { NudgeListener } from './support/nudge-listener.js';
 import { fromWire } from './support/shard-set.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 const HEARTBEAT_INTERVAL_MS = 10_000;
 const STREAMS = { orders: 8 } as const;
@@ -223,19 +223,34 @@ describe('fast hand-off nudges', () => {
     try {
       fleet.add('m1');
       fleet.add('m2');
-      await waitUntil('m1, m2 stable', () => stable(['m1', 'm2']), 5000, 5);
+      await waitForNoProblems(() => stable(['m1', 'm2']), {
+        timeoutMs: 5000,
+        intervalMs: 5,
+        message: 'm1, m2 stable',
+        retryErrors: true,
+      });
 
       // Join: m3 gets its share only after m1 and m2 revoke; all of it driven by nudges.
       let started = performance.now();
       fleet.add('m3');
-      await waitUntil('m3 joined', () => stable(['m1', 'm2', 'm3']), 3000, 5);
+      await waitForNoProblems(() => stable(['m1', 'm2', 'm3']), {
+        timeoutMs: 3000,
+        intervalMs: 5,
+        message: 'm3 joined',
+        retryErrors: true,
+      });
       timings.join = performance.now() - started;
 
       // Leave: m1's shards go to the others, who are nudged.
       let before = await described();
       started = performance.now();
       await fleet.get('m1').leave();
-      await waitUntil('m1 left', () => stable(['m2', 'm3']), 3000, 5);
+      await waitForNoProblems(() => stable(['m2', 'm3']), {
+        timeoutMs: 3000,
+        intervalMs: 5,
+        message: 'm1 left',
+        retryErrors: true,
+      });
       timings.leave = performance.now() - started;
       let after = await described();
       const leaveGainers = gainers(before, after);
@@ -245,12 +260,22 @@ describe('fast hand-off nudges', () => {
 
       // Admin removal of a crashed member: the remaining one is nudged and takes everything.
       fleet.add('m4');
-      await waitUntil('m4 joined', () => stable(['m2', 'm3', 'm4']), 3000, 5);
+      await waitForNoProblems(() => stable(['m2', 'm3', 'm4']), {
+        timeoutMs: 3000,
+        intervalMs: 5,
+        message: 'm4 joined',
+        retryErrors: true,
+      });
       await fleet.get('m3').crash();
       before = await described();
       started = performance.now();
       expect((await admin.delete(`/v1/groups/${group}/members/m3`)).status).toBe(204);
-      await waitUntil('m3 removed', () => stable(['m2', 'm4']), 3000, 5);
+      await waitForNoProblems(() => stable(['m2', 'm4']), {
+        timeoutMs: 3000,
+        intervalMs: 5,
+        message: 'm3 removed',
+        retryErrors: true,
+      });
       timings.adminRemoval = performance.now() - started;
       after = await described();
       const removalGainers = gainers(before, after);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { HeartbeatRequest } from '@redis-stream-coordinator/nestjs/protocol';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
@@ -7,9 +7,10 @@ import { freePort } from '../support/free-port.js';
 import { type RedisClusterHandle, startRedisCluster } from '../support/redis-cluster.js';
 import { type RedisServerProcess, spawnRedisServer } from '../support/redis-server-process.js';
 import { createTempDir, type TempDir } from '../support/temp-dir.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { allEvents } from './support/member-fleet.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
+import { connectRedisCluster } from '../support/redis-client.js';
 
 const SESSION_TIMEOUT_MS = 1000;
 const REPAIR_MS = 200;
@@ -35,7 +36,7 @@ async function singleServer(): Promise<Backend> {
     port: await freePort(),
     dir: dir.path,
   });
-  const client = new Redis(server.url);
+  const client = createTestRedis({ url: server.url });
   return {
     url: server.url,
     client,
@@ -49,7 +50,7 @@ async function singleServer(): Promise<Backend> {
 
 async function cluster(): Promise<Backend> {
   const handle: RedisClusterHandle = await startRedisCluster();
-  const client = new Cluster([...handle.nodes]);
+  const client = connectRedisCluster(handle.nodes);
   return {
     url: handle.url,
     client,
@@ -119,13 +120,16 @@ describe.each([
     await backend.client.srem(keys.groupsIndexKey(), ...lost);
     api = await start();
 
-    await waitUntil(
-      'the lost groups indexed again',
+    await waitForNoProblems(
       async () => {
         const indexed = await backend.client.smembers(keys.groupsIndexKey());
         return lost.filter((g) => !indexed.includes(g)).map((g) => `${g} not indexed`);
       },
-      REPAIR_MS * 2 + 10_000,
+      {
+        timeoutMs: REPAIR_MS * 2 + 10_000,
+        message: 'the lost groups indexed again',
+        retryErrors: true,
+      },
     );
     // Each pass sweeps this small key space whole: the tombstone was looked at too, and never
     // indexed (the timers would drop it again at once, so the log is what shows it).
@@ -135,8 +139,7 @@ describe.each([
     expect(log()).not.toContain('group g-dead exists');
     expect(await backend.client.sismember(keys.groupsIndexKey(), 'g-dead')).toBe(0);
 
-    await waitUntil(
-      'the silent members of the lost groups expired',
+    await waitForNoProblems(
       async () => {
         const problems: string[] = [];
         for (const group of lost) {
@@ -145,7 +148,11 @@ describe.each([
         }
         return problems;
       },
-      SESSION_TIMEOUT_MS * 10,
+      {
+        timeoutMs: SESSION_TIMEOUT_MS * 10,
+        message: 'the silent members of the lost groups expired',
+        retryErrors: true,
+      },
     );
     expect(await backend.client.sismember(keys.groupsIndexKey(), 'g-dead')).toBe(0);
     expect(log()).not.toContain('group g-dead exists');

@@ -4,8 +4,8 @@ import { KeySpace, ownerField, shardMetaKey } from '@redis-stream-coordinator/ne
 import { fenceOrderField } from '../../apps/coordinator/src/store/fence-writer.js';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
-import { waitFor } from '../library/e2e/group-run.js';
 import { type MemberApp, startMemberApp } from '../library/e2e/member-app.js';
+import { waitFor } from '../support/wait.js';
 
 const SHARDS = 4;
 const GROUP = 'recreated';
@@ -50,8 +50,11 @@ describe('a group deleted and re-created across replicas', () => {
     }
     await waitFor(
       () => new Set(app.handled.map((h) => h.seq).filter((s) => s >= from)).size === count,
-      `${app.runtime.status().memberId} to handle messages ${from}..${from + count - 1}`,
-      15_000,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: `${app.runtime.status().memberId} to handle messages ${from}..${from + count - 1}`,
+      },
     );
   };
 
@@ -69,18 +72,17 @@ describe('a group deleted and re-created across replicas', () => {
       handle: async () => undefined,
     });
     apps.push(first);
-    await waitFor(
-      () => first.runtime.status().held.length === SHARDS,
-      'the first member to hold every shard',
-      15_000,
-    );
+    await waitFor(() => first.runtime.status().held.length === SHARDS, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the first member to hold every shard',
+    });
     await publishAndAwait(first, 0, 20);
     await first.app.close();
     await waitFor(
       async () =>
         (await apiB.get<DescribedGroup>(`/v1/groups/${GROUP}`)).body.members?.length === 0,
-      'the first member to have left',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 20, message: 'the first member to have left' },
     );
     expect((await apiB.delete(`/v1/groups/${GROUP}`)).status).toBe(204);
 
@@ -93,11 +95,11 @@ describe('a group deleted and re-created across replicas', () => {
       handle: async () => undefined,
     });
     apps.push(second);
-    await waitFor(
-      () => second.runtime.status().held.length === SHARDS,
-      'the second member to hold every shard',
-      15_000,
-    );
+    await waitFor(() => second.runtime.status().held.length === SHARDS, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the second member to hold every shard',
+    });
     // The data-plane fence names the new member on every shard…
     await waitFor(
       async () => {
@@ -106,8 +108,11 @@ describe('a group deleted and re-created across replicas', () => {
         );
         return owners.every((o) => o?.endsWith(':second') === true);
       },
-      'the fence of every shard to name the second member',
-      10_000,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'the fence of every shard to name the second member',
+      },
     );
     // …and it reads and handles what is published to the new incarnation.
     await publishAndAwait(second, 100, 20);
@@ -126,17 +131,16 @@ describe('a group deleted and re-created across replicas', () => {
       handle: async () => undefined,
     });
     apps.push(first);
-    await waitFor(
-      () => first.runtime.status().held.length === SHARDS,
-      'the first member to hold every shard',
-      15_000,
-    );
+    await waitFor(() => first.runtime.status().held.length === SHARDS, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the first member to hold every shard',
+    });
     await first.app.close();
     await waitFor(
       async () =>
         (await apiB.get<DescribedGroup>(`/v1/groups/${group}`)).body.members?.length === 0,
-      'the first member to have left',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 20, message: 'the first member to have left' },
     );
     // The first incarnation as a Redis whose clock ran an hour ahead stamped it (before a
     // failover to a host with the right clock): its incarnation and fence orders in the future.
@@ -166,15 +170,17 @@ describe('a group deleted and re-created across replicas', () => {
         );
         return owners.every((o) => o?.endsWith(':second') === true);
       },
-      'the fence of every shard to name the second member',
-      15_000,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'the fence of every shard to name the second member',
+      },
     );
     // The fences are written before the heartbeat that assigns the shards is answered: the
     // member holds them a moment after.
-    await waitFor(
-      () => second.runtime.status().held.length === SHARDS,
-      'the second member to hold every shard',
-      10_000,
-    );
+    await waitFor(() => second.runtime.status().held.length === SHARDS, {
+      timeoutMs: 10_000,
+      message: 'the second member to hold every shard',
+    });
   });
 });

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
   type DescribedGroup,
@@ -13,7 +12,7 @@ import {
   RoutingTable,
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { redisUrl } from '../support/redis.js';
+import { createTestRedis } from '../support/redis.js';
 import {
   allEvents,
   describeGroup,
@@ -23,13 +22,13 @@ import {
   joinRequest,
   memberOf,
   ok,
-  pollUntil,
   refused,
   shardsOf,
   snapshotKeys,
   useCoordinator,
 } from './support/coordinator-fixture.js';
 import { settle, TestMember } from './support/test-member.js';
+import { pollUntil } from '../support/wait.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -435,9 +434,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
         return r;
       },
       (r) => r.status !== 200,
-      'a to be removed for its rebalance timeout',
-      6000,
-      100,
+      { timeoutMs: 6000, intervalMs: 100, message: 'a to be removed for its rebalance timeout' },
     );
     const elapsed = Date.now() - revokeAt;
     expect([removed.status, (removed.body as ProtocolErrorBody).error.code]).toEqual([
@@ -690,7 +687,7 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
   it('subscribing to a stream that does not exist yet: creating it bumps the epoch and assigns its shards', async () => {
     const api = fx.member();
     const g = 'g-later';
-    const sub = new Redis(redisUrl());
+    const sub = createTestRedis();
     const nudges: string[] = [];
     try {
       await sub.subscribe(`${fx.prefix}:nudge:${g}`);
@@ -706,15 +703,18 @@ describe('Kafka KIP-848 scenarios over HTTP (default timeouts)', () => {
       const d = await pollUntil(
         () => describeGroup(api, g),
         (x) => x.groupEpoch === 2 && x.assignmentEpoch === 2,
-        'the group epoch to bump after the stream was created',
+        {
+          timeoutMs: 10_000,
+          intervalMs: 25,
+          message: 'the group epoch to bump after the stream was created',
+        },
       );
       expect(memberOf(d, 'a').target).toEqual([{ stream: 'later-stream', shards: [0, 1, 2] }]);
       // a is nudged to heartbeat now.
       await pollUntil(
         async () => nudges,
         (n) => n.includes('a'),
-        'a nudge for member a',
-        3000,
+        { timeoutMs: 3000, intervalMs: 25, message: 'a nudge for member a' },
       );
       const next = await ok(api, g, { memberId: 'a', memberEpoch: 1 });
       expect(next.memberEpoch).toBe(2);
@@ -997,9 +997,7 @@ describe('Kafka KIP-848 scenarios over HTTP (short session timeout, GROUP_MAX_SI
         return describeGroup(api, g);
       },
       (x) => x.members.length === 1,
-      'a to expire',
-      8000,
-      200,
+      { timeoutMs: 8000, intervalMs: 200, message: 'a to expire' },
     );
     const elapsed = Date.now() - silentSince;
     expect(elapsed).toBeGreaterThanOrEqual(1400);
@@ -1025,9 +1023,7 @@ describe('Kafka KIP-848 scenarios over HTTP (short session timeout, GROUP_MAX_SI
     const d = await pollUntil(
       () => describeGroup(api, g),
       (x) => x.members.length === 0,
-      'the away static member to expire',
-      8000,
-      100,
+      { timeoutMs: 8000, intervalMs: 100, message: 'the away static member to expire' },
     );
     expect(Date.now() - away).toBeGreaterThanOrEqual(1400);
     expect(d.groupEpoch).toBe(epoch + 1);

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
 import {
@@ -9,7 +9,7 @@ import {
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { TEST_TOKENS } from '../support/coordinator-process.js';
-import { redisUrl } from '../support/redis.js';
+import { createTestRedis } from '../support/redis.js';
 import { heartbeat, joinRequest, ok, useCoordinator } from './support/coordinator-fixture.js';
 
 /**
@@ -22,7 +22,7 @@ describe('key families: a group and a shard never share a key', () => {
   const fx = useCoordinator('key-families');
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl(), { maxRetriesPerRequest: 2 });
+    connection = createTestRedis();
   });
   afterAll(() => connection.disconnect());
 

@@ -8,7 +8,7 @@ import {
   runMigrateKeys,
 } from '../support/key-layout-migration-scenario.js';
 import { CoordinatorApi } from '../support/coordinator-process.js';
-import { runNodeTool } from '../observability/support/run-node-tool.js';
+import { runNodeTool } from '../support/child-run.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
 import { repoRoot } from '../support/service-process.js';
 import { useCoordinator } from './support/coordinator-fixture.js';

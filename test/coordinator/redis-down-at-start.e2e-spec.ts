@@ -3,7 +3,7 @@ import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-proce
 import { type RestartableRedis, startRestartableRedis } from '../support/redis-processes.js';
 import { uniquePrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 /**
  * A coordinator started while Redis does not answer (a Redis restarting beside it, a pod that
@@ -38,10 +38,9 @@ describe('Redis down while the coordinator starts', () => {
     // `starting` rejects with its output before this many attempts were made.
     const attempts = proxy;
     await Promise.race([
-      waitUntil(
-        'the coordinator kept connecting while Redis was down',
+      waitForNoProblems(
         () => (attempts.accepted >= 10 ? [] : [`${attempts.accepted} connection attempts`]),
-        30_000,
+        { timeoutMs: 30_000, message: 'the coordinator to keep connecting while Redis was down' },
       ),
       starting.then(() => {
         throw new Error('the coordinator was ready while Redis was down');

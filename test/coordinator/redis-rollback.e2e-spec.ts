@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   KeySpace,
@@ -8,10 +8,10 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { type RestartableRedis, startRestartableRedis } from '../support/restartable-redis.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
 import { heartbeat } from './support/coordinator-fixture.js';
 import { settle, TestMember } from './support/test-member.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 const GROUP = 'rollback-g';
 const SHARDS = 2;
@@ -35,7 +35,7 @@ describe('Redis loses its last writes under two replicas', () => {
   beforeAll(async () => {
     // Snapshots only (no AOF): what survives a crash is exactly the last SAVE.
     server = await startRestartableRedis({ args: ['--appendonly', 'no'] });
-    redis = new Redis(server.url, { maxRetriesPerRequest: null });
+    redis = createTestRedis({ url: server.url, maxRetriesPerRequest: null });
     redis.on('error', () => undefined); // refused while the server restarts; commands wait
     const options = {
       prefix,
@@ -109,10 +109,9 @@ describe('Redis loses its last writes under two replicas', () => {
 
     // B serves the same requests again from the rolled-back state, for another member: the
     // group reaches A's version number with m3 holding the shard m2 held.
-    await waitUntil(
-      'replica B to serve again',
+    await waitForNoProblems(
       async () => ((await apiB.get(`/v1/groups/${GROUP}`)).status === 200 ? [] : ['not yet']),
-      15_000,
+      { timeoutMs: 15_000, message: 'replica B to serve again', retryErrors: true },
     );
     const m1b = new TestMember(apiB, GROUP, 'm1', ['orders']);
     m1b.epoch = saved.epoch;

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   KeySpace,
@@ -9,8 +9,8 @@ import {
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { type RestartableRedis, startRestartableRedis } from '../support/redis-processes.js';
-import { uniquePrefix } from '../support/redis.js';
-import { waitUntil } from './support/wait-until.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 interface HealthBody {
   status: string;
@@ -50,7 +50,7 @@ describe('Redis wiped or evicting', () => {
     client: Redis;
   }> {
     redis = await startRestartableRedis({ args });
-    client = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+    client = createTestRedis({ url: redis.url });
     client.on('error', () => undefined); // refused while the test restarts its Redis
     await beforeCoordinator(client);
     const prefix = uniquePrefix('wipe');
@@ -101,12 +101,12 @@ describe('Redis wiped or evicting', () => {
 
     await env.client.flushall();
     expect((await env.api.get(`/v1/streams/orders`)).status).toBe(404);
-    await waitUntil(
-      'STREAMS declared again after FLUSHALL',
-      () => declaredStreamsProblems(env.api, env.keys, env.client),
-      10_000,
-      100,
-    );
+    await waitForNoProblems(() => declaredStreamsProblems(env.api, env.keys, env.client), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      message: 'STREAMS declared again after FLUSHALL',
+      retryErrors: true,
+    });
 
     // A restart from an empty data directory: everything, the catalog included, is gone.
     await env.client.set('wipe-marker', '1');
@@ -114,12 +114,12 @@ describe('Redis wiped or evicting', () => {
     rmSync(join(env.redis.dir, 'appendonlydir'), { recursive: true, force: true });
     await env.redis.restart();
     expect(await env.client.get('wipe-marker')).toBeNull();
-    await waitUntil(
-      'STREAMS declared again after Redis restarted empty',
-      () => declaredStreamsProblems(env.api, env.keys, env.client),
-      15_000,
-      100,
-    );
+    await waitForNoProblems(() => declaredStreamsProblems(env.api, env.keys, env.client), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      message: 'STREAMS declared again after Redis restarted empty',
+      retryErrors: true,
+    });
     expect(coordinator?.output()).toMatch(/STREAMS: orders is missing from Redis/);
 
     // noeviction (the default): no warning in readiness

@@ -7,7 +7,7 @@ import { convergenceProblems } from './support/group-checks.js';
 import { allEvents, epochBumpProblems, MemberFleet } from './support/member-fleet.js';
 import { scrapeMetric } from './support/metrics-scrape.js';
 import { allShards } from './support/shard-set.js';
-import { pause, waitUntil } from './support/wait-until.js';
+import { pause, waitForNoProblems } from '../support/wait.js';
 
 const GROUP = 'replica-g';
 const STREAMS = { orders: 16 } as const;
@@ -99,14 +99,17 @@ describe('two coordinator replicas under a heartbeat hammer', () => {
 
     const api = new CoordinatorApi(a.url);
     const expected = fleet.runningIds();
-    await waitUntil(
-      'the group converged on the surviving replica',
+    await waitForNoProblems(
       async () => {
         const g = (await api.get<DescribedGroup>(`/v1/groups/${GROUP}`)).body;
         const problems = convergenceProblems(g, { streams: STREAMS, members: expected });
         return problems.length > 0 ? problems : fleet.viewsMatch(g);
       },
-      15_000,
+      {
+        timeoutMs: 15_000,
+        message: 'the group converged on the surviving replica',
+        retryErrors: true,
+      },
     );
     await sampler.stop();
 

@@ -7,7 +7,7 @@ import { CommittedStateSampler } from './support/committed-state-sampler.js';
 import { convergenceProblems, describedDoubleOwners } from './support/group-checks.js';
 import { allEvents, epochBumpProblems, MemberFleet } from './support/member-fleet.js';
 import { allShards } from './support/shard-set.js';
-import { pause, waitUntil } from './support/wait-until.js';
+import { pause, waitForNoProblems } from '../support/wait.js';
 
 const GROUP = 'restart-g';
 const STREAMS = { orders: 12, payments: 6 } as const;
@@ -77,14 +77,17 @@ describe('coordinator restart in the middle of a rebalance', () => {
     sampler.start(15);
     const initial = ['m1', 'm2', 'm3', 'm4'];
     for (const id of initial) fleet.add(id);
-    await waitUntil('4 members stable', converged(initial), 15_000);
+    await waitForNoProblems(converged(initial), {
+      timeoutMs: 15_000,
+      message: '4 members stable',
+      retryErrors: true,
+    });
     const epochBefore = (await describeGroup()).groupEpoch;
 
     // m5 joins: the others must revoke (and hold their revoked shards for REVOKE_DELAY_MS), m5 waits.
     fleet.add('m5');
     let laggard = '';
-    await waitUntil(
-      'a member revoking',
+    await waitForNoProblems(
       async () => {
         const g = await describeGroup();
         const revoking = g.members.find((m) => m.state === 'UNREVOKED_SHARDS');
@@ -93,8 +96,7 @@ describe('coordinator restart in the middle of a rebalance', () => {
           ? []
           : [`states: ${g.members.map((m) => `${m.memberId}=${m.state}`).join(' ')}`];
       },
-      10_000,
-      5,
+      { timeoutMs: 10_000, intervalMs: 5, message: 'a member revoking', retryErrors: true },
     );
     // Cut the revoking member off (it stays away past the session timeout), then crash the coordinator.
     fleet.get(laggard).pause();
@@ -129,7 +131,11 @@ describe('coordinator restart in the middle of a rebalance', () => {
     fleet.get(laggard).resume();
 
     const everyone = [...initial, 'm5'];
-    await waitUntil('5 members stable after the restart', converged(everyone), 20_000);
+    await waitForNoProblems(converged(everyone), {
+      timeoutMs: 20_000,
+      message: '5 members stable after the restart',
+      retryErrors: true,
+    });
     await sampler.stop();
 
     const final = await describeGroup();

@@ -13,7 +13,7 @@ import {
   startInProcessCoordinator,
 } from './support/in-process-coordinator.js';
 import { allEvents } from './support/member-fleet.js';
-import { pause, waitUntil } from './support/wait-until.js';
+import { pause, waitForNoProblems } from '../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 1000;
 const REBALANCE_TIMEOUT_MS = 700;
@@ -75,13 +75,16 @@ describe('session and rebalance timers', () => {
       await pause(137);
     }
     let events: GroupEventEntry[] = [];
-    await waitUntil(
-      'all silent members expired',
+    await waitForNoProblems(
       async () => {
         events = (await allEvents(api, group)).filter((e) => e.type === 'MEMBER_EXPIRED');
         return events.length === silent.length ? [] : [`${events.length} expired`];
       },
-      SESSION_TIMEOUT_MS * 4,
+      {
+        timeoutMs: SESSION_TIMEOUT_MS * 4,
+        message: 'all silent members expired',
+        retryErrors: true,
+      },
     );
     const latencies = events.map(
       (e) => Date.parse(e.at) - (lastSeen.get(String(e.data.memberId)) ?? NaN) - SESSION_TIMEOUT_MS,

@@ -6,7 +6,7 @@ import { useRedisPrefix } from '../support/redis.js';
 import { repoRoot } from '../support/service-process.js';
 import { allEvents, describeGroup, heartbeat, joinRequest } from './support/coordinator-fixture.js';
 import { TestMember } from './support/test-member.js';
-import { waitUntil } from './support/wait-until.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 /** The built coordinator with the example ActiveStandbyAssignor registered as a provider. */
 const WITH_ACTIVE_STANDBY = resolve(
@@ -68,14 +68,17 @@ describe('a stored assignor the coordinator no longer has', () => {
     expect(described.assignor).toBe('uniform');
 
     // a and c went silent with the old deployment, d never heartbeats again: all three expire.
-    await waitUntil(
-      'every silent member expired',
+    await waitForNoProblems(
       async () => {
         described = await describeGroup(api, group);
         return described.members.map((m) => `${m.memberId} still a member`);
       },
-      SESSION_TIMEOUT_MS * 4,
-      100,
+      {
+        timeoutMs: SESSION_TIMEOUT_MS * 4,
+        intervalMs: 100,
+        message: 'every silent member expired',
+        retryErrors: true,
+      },
     );
 
     const events = await allEvents(api, group);
@@ -137,15 +140,18 @@ describe('a stored assignor the coordinator no longer has', () => {
         m.owned = twin.owned;
       }
     };
-    await waitUntil(
-      'the group settles with members on both replicas',
+    await waitForNoProblems(
       async () => {
         await round();
         const described = await describeGroup(viaA, group);
         return described.state === 'STABLE' ? [] : [described.state];
       },
-      15_000,
-      0,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 0,
+        message: 'the group settles with members on both replicas',
+        retryErrors: true,
+      },
     );
     const settled = await allEvents(viaA, group);
     const fallbacks = settled.filter((e) => e.type === 'ASSIGNOR_FALLBACK');

@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollUntil } from '../coordinator/support/coordinator-fixture.js';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.js';
-import { uniquePrefix } from '../support/redis.js';
+import { uniquePrefix, createTestRedis } from '../support/redis.js';
+import { pollUntil } from '../support/wait.js';
 
 interface HealthBody {
   status: string;
@@ -51,18 +50,15 @@ describe('coordinator /health/ready turns down for each cause', () => {
   });
 
   it('persistence down (reachable, not writable): Redis refuses writes', async () => {
-    const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const admin = createTestRedis({ url: redis.url, maxRetriesPerRequest: 1 });
     try {
       // With no replica connected, a primary that needs one refuses every write (NOREPLICAS)
       // while PING still answers: exactly "reachable but not writable".
       await admin.config('SET', 'min-replicas-to-write', '1');
-      const down = await pollUntil(
-        ready,
-        (r) => r.status === 503,
-        'readiness to turn 503',
-        10_000,
-        50,
-      );
+      const down = await pollUntil(ready, (r) => r.status === 503, {
+        timeoutMs: 10_000,
+        message: 'readiness to turn 503',
+      });
       expect(down.body.details?.redis).toEqual({ status: 'up' });
       expect(down.body.error?.redis).toBeUndefined();
       expect(down.body.error?.persistence?.status).toBe('down');
@@ -72,19 +68,19 @@ describe('coordinator /health/ready turns down for each cause', () => {
       await admin.config('SET', 'min-replicas-to-write', '0');
       admin.disconnect();
     }
-    await pollUntil(ready, (r) => r.status === 200, 'readiness back to 200', 10_000, 50);
+    await pollUntil(ready, (r) => r.status === 200, {
+      timeoutMs: 10_000,
+      message: 'readiness back to 200',
+    });
   });
 
   it('redis and persistence down while Redis is stopped; back up once it returns', async () => {
     await redis.stop();
     const started = Date.now();
-    const down = await pollUntil(
-      ready,
-      (r) => r.status === 503,
-      'readiness to turn 503',
-      15_000,
-      50,
-    );
+    const down = await pollUntil(ready, (r) => r.status === 503, {
+      timeoutMs: 15_000,
+      message: 'readiness to turn 503',
+    });
     // Each probe is bounded (1 s), so the answer never hangs on a dead Redis.
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(down.body.status).toBe('error');
@@ -96,12 +92,10 @@ describe('coordinator /health/ready turns down for each cause', () => {
     expect([live.status, live.body.status]).toEqual([200, 'ok']);
 
     await redis.restart();
-    await pollUntil(
-      ready,
-      (r) => r.status === 200,
-      'readiness back to 200 after Redis returned',
-      20_000,
-      100,
-    );
+    await pollUntil(ready, (r) => r.status === 200, {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      message: 'readiness back to 200 after Redis returned',
+    });
   });
 });

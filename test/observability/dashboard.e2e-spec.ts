@@ -8,6 +8,7 @@ import { settle, TestMember } from '../coordinator/support/test-member.js';
 import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { repoRoot } from '../support/service-process.js';
 import { type HeadlessChromium, launchChromium } from './support/headless-chromium.js';
+import { pollUntil } from '../support/wait.js';
 
 /** The README's screenshot is refreshed only on request, so a test run leaves the tree clean. */
 const UPDATE_SCREENSHOT = process.env.UPDATE_SCREENSHOTS === '1';
@@ -124,12 +125,9 @@ async function waitForCount(
   n: number,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const count = await page.locator(selector).count();
-    if (count === n) return;
-    if (Date.now() > deadline)
-      throw new Error(`${selector}: ${count} elements, expected ${n}, after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await pollUntil(
+    () => page.locator(selector).count(),
+    (count) => count === n,
+    { timeoutMs, message: `${n} elements matching ${selector}` },
+  );
 }

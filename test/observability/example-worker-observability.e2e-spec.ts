@@ -1,10 +1,10 @@
 import { MEMBER_METRICS } from '@redis-stream-coordinator/nestjs/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText, sampleValue } from '../coordinator/support/prometheus-text.js';
-import { pollUntil } from '../coordinator/support/coordinator-fixture.js';
 import { CoordinatorProcess } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
 import { WorkerProcess } from '../support/worker-process.js';
+import { pollUntil } from '../support/wait.js';
 
 interface Health {
   status: string;
@@ -44,9 +44,7 @@ describe('the example worker serves /health/live, /health/ready and /metrics', (
     const ready = await pollUntil(
       () => get<Health>(`${worker.url}/health/ready`),
       (r) => r.status === 200,
-      'worker ready',
-      20_000,
-      50,
+      { timeoutMs: 20_000, message: 'worker ready' },
     );
     expect(Object.keys(ready.body.details).sort()).toEqual([
       'assignment',
@@ -64,9 +62,7 @@ describe('the example worker serves /health/live, /health/ready and /metrics', (
     const res = await pollUntil(
       () => get<string>(`${worker.url}/metrics`),
       (r) => parsePrometheusText(r.body).get('stream_coordinator_shard_lag')?.samples.length === 3,
-      'lag sampled for the three shards',
-      10_000,
-      100,
+      { timeoutMs: 10_000, intervalMs: 100, message: 'lag sampled for the three shards' },
     );
     expect(res.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = parsePrometheusText(res.body);
@@ -88,9 +84,7 @@ describe('the example worker serves /health/live, /health/ready and /metrics', (
       const down = await pollUntil(
         () => get<Health & { error: Health['details'] }>(`${worker.url}/health/ready`),
         (r) => r.status === 503,
-        'worker not ready',
-        20_000,
-        100,
+        { timeoutMs: 20_000, intervalMs: 100, message: 'worker not ready' },
       );
       expect(down.body.error.coordinator?.status).toBe('down');
       expect(down.body.error.coordinator?.reason).toMatch(/heartbeat/);
@@ -101,9 +95,7 @@ describe('the example worker serves /health/live, /health/ready and /metrics', (
     await pollUntil(
       () => get<Health>(`${worker.url}/health/ready`),
       (r) => r.status === 200,
-      'worker ready again',
-      30_000,
-      100,
+      { timeoutMs: 30_000, intervalMs: 100, message: 'worker ready again' },
     );
   });
 });

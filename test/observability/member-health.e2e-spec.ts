@@ -1,16 +1,11 @@
 import { fenceToken, ownerField, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
-import { redisUrl, useRedisPrefix, uniquePrefix } from '../support/redis.js';
+import { redisUrl, useRedisPrefix, uniquePrefix, createTestRedis } from '../support/redis.js';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import {
-  type ObservedMember,
-  startObservedMember,
-  view,
-  waitForIndicator,
-} from './support/observed-member.js';
+import { type ObservedMember, startObservedMember, view } from './support/observed-member.js';
+import { pollUntil } from '../support/wait.js';
 
 const COORDINATOR_ENV = {
   STREAMS: 'orders:2',
@@ -31,15 +26,12 @@ async function checks(
 }
 
 async function allUp(m: ObservedMember, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: Record<string, { status: string; reason?: string }> = {};
-  while (Date.now() < deadline) {
-    last = await checks(m);
-    if (Object.values(last).every((c) => c.status === 'up') && m.runtime.status().held.length > 0)
-      return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`member checks not all up within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+  await pollUntil(
+    () => checks(m),
+    (last) =>
+      Object.values(last).every((c) => c.status === 'up') && m.runtime.status().held.length > 0,
+    { timeoutMs, message: 'member checks all up' },
+  );
 }
 
 describe('member health (StreamCoordinatorHealthIndicator) turns down for each cause', () => {
@@ -98,11 +90,10 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
     proxy.pause();
     // The blocked XREAD (BLOCK 500 ms) gets no answer: once its watchdog gives up on it the
     // readers check is down, while heartbeats (HTTP to the coordinator) still succeed.
-    const readers = await waitForIndicator(
-      'readers down',
+    const readers = await pollUntil(
       () => view(m.health.readers('readers'), 'readers'),
       (v) => v.status === 'down',
-      20_000,
+      { timeoutMs: 20_000, intervalMs: 25, message: 'readers down' },
     );
     expect(readers.reason).toMatch(/^orders\/[01]: Redis calls failing for \d+ ms \(\d+×\): /);
     expect(Date.now() - paused).toBeLessThan(15_000);
@@ -113,12 +104,10 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
     expect(combined.reason).toMatch(/^readers: orders\/[01]: Redis calls failing/);
 
     proxy.resume();
-    await waitForIndicator(
-      'readers up again',
+    await pollUntil(
       () => view(m.health.readers('readers'), 'readers'),
       (v) => v.status === 'up',
-      30_000,
-      100,
+      { timeoutMs: 30_000, intervalMs: 100, message: 'readers up again' },
     );
   });
 
@@ -139,11 +128,10 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
         );
     }
     for (let i = 0; i < 4; i++) await m.producer.publish('orders', `k${i}`, { seq: i });
-    const fencing = await waitForIndicator(
-      'fencing down',
+    const fencing = await pollUntil(
       () => view(m.health.fencing('fencing'), 'fencing'),
       (v) => v.status === 'down',
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 25, message: 'fencing down' },
     );
     expect(fencing.reason).toMatch(
       /^(shard orders\/[01] lost to the data-plane fence \d+ ms ago \(the fence names 999999999:intruder\)|shard orders\/[01] has waited over)/,
@@ -160,37 +148,30 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
     ).toBe(204);
     // The removal releases its fences at once (its readers see the loss first), and its next
     // heartbeat is refused with UNKNOWN_MEMBER_ID.
-    const first = await waitForIndicator(
-      'fencing down',
+    const first = await pollUntil(
       () => view(m.health.fencing('fencing'), 'fencing'),
       (v) => v.status === 'down',
-      10_000,
-      10,
+      { timeoutMs: 10_000, intervalMs: 10, message: 'fencing down' },
     );
     expect(first.reason).toMatch(
       /^(fenced by the coordinator \(UNKNOWN_MEMBER_ID\)|shard orders\/[01] lost to the data-plane fence \d+ ms ago \(the fence names nobody\))/,
     );
-    const fencing = await waitForIndicator(
-      'fencing down, fenced by the coordinator',
+    const fencing = await pollUntil(
       () => view(m.health.fencing('fencing'), 'fencing'),
       (v) => v.status === 'down' && (v.reason ?? '').startsWith('fenced by the coordinator'),
-      10_000,
-      10,
+      { timeoutMs: 10_000, intervalMs: 10, message: 'fencing down, fenced by the coordinator' },
     );
     expect(fencing.reason).toMatch(/^fenced by the coordinator \(UNKNOWN_MEMBER_ID\) \d+ ms ago/);
     // It rejoined: the coordinator answers again (the fencing check clears after its hold time).
-    await waitForIndicator(
-      'coordinator up',
+    await pollUntil(
       () => view(m.health.coordinator('coordinator'), 'coordinator'),
       (v) => v.status === 'up',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 25, message: 'coordinator up' },
     );
-    await waitForIndicator(
-      'fencing up after the hold',
+    await pollUntil(
       () => view(m.health.fencing('fencing'), 'fencing'),
       (v) => v.status === 'up',
-      15_000,
-      100,
+      { timeoutMs: 15_000, intervalMs: 100, message: 'fencing up after the hold' },
     );
   });
 
@@ -198,21 +179,19 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
     const m = await start();
     coordinator.signal('SIGSTOP');
     try {
-      const c = await waitForIndicator(
-        'coordinator down',
+      const c = await pollUntil(
         () => view(m.health.coordinator('coordinator'), 'coordinator'),
         (v) => v.status === 'down',
-        15_000,
+        { timeoutMs: 15_000, intervalMs: 25, message: 'coordinator down' },
       );
       expect(c.reason).toMatch(/^(no heartbeat answered for \d+ ms|the last heartbeat failed: )/);
     } finally {
       coordinator.signal('SIGCONT');
     }
-    await waitForIndicator(
-      'coordinator up',
+    await pollUntil(
       () => view(m.health.coordinator('coordinator'), 'coordinator'),
       (v) => v.status === 'up',
-      20_000,
+      { timeoutMs: 20_000, intervalMs: 25, message: 'coordinator up' },
     );
   });
 
@@ -233,18 +212,16 @@ describe('member health (StreamCoordinatorHealthIndicator) turns down for each c
       memberId: `other-${n}`,
     });
     try {
-      const degraded = await waitForIndicator(
-        'assignment degraded',
+      const degraded = await pollUntil(
         () => view(m.health.assignment('assignment'), 'assignment'),
         (v) => v.status !== 'up',
-        15_000,
+        { timeoutMs: 15_000, intervalMs: 25, message: 'assignment degraded' },
       );
       expect(['degraded', 'down']).toContain(degraded.status);
-      const down = await waitForIndicator(
-        'assignment down',
+      const down = await pollUntil(
         () => view(m.health.assignment('assignment'), 'assignment'),
         (v) => v.status === 'down',
-        15_000,
+        { timeoutMs: 15_000, intervalMs: 25, message: 'assignment down' },
       );
       expect(down.reason).toMatch(
         /^not converged for \d+ ms \(grace 1500 ms\): revoked orders\/[01] still settling/,
@@ -285,29 +262,26 @@ describe('member health when Redis itself is stopped', () => {
     const m = member;
     await allUp(m);
     await server.stop();
-    const r = await waitForIndicator(
-      'redis down',
+    const r = await pollUntil(
       async () => view(await m.health.redis('redis'), 'redis'),
       (v) => v.status === 'down',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 25, message: 'redis down' },
     );
     expect(r.reason).toMatch(/^Redis unreachable: /);
-    await waitForIndicator(
-      'readers down',
+    await pollUntil(
       () => view(m.health.readers('readers'), 'readers'),
       (v) => v.status === 'down',
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 25, message: 'readers down' },
     );
     // The coordinator cannot serve without Redis (503): the member's heartbeats fail.
-    await waitForIndicator(
-      'coordinator down',
+    await pollUntil(
       () => view(m.health.coordinator('coordinator'), 'coordinator'),
       (v) => v.status === 'down',
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 25, message: 'coordinator down' },
     );
     await server.restart();
     await allUp(m, 40_000);
-    const probe = new Redis(server.url);
+    const probe = createTestRedis({ url: server.url });
     try {
       expect(await probe.ping()).toBe('PONG');
     } finally {

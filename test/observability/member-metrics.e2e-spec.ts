@@ -10,6 +10,7 @@ import {
 import { CoordinatorProcess } from '../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../support/redis.js';
 import { type ObservedMember, startObservedMember } from './support/observed-member.js';
+import { pollUntil } from '../support/wait.js';
 
 const P = 'stream_coordinator_';
 
@@ -23,22 +24,6 @@ function total(
   return (family?.samples ?? [])
     .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((n, s) => n + s.value, 0);
-}
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  done: (v: T) => boolean,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not reached within ${timeoutMs} ms; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('member metrics (prom-client)', () => {
@@ -72,11 +57,10 @@ describe('member metrics (prom-client)', () => {
       memberId: `m-${n}`,
       ...extra,
     });
-    await until(
-      'two shards held',
+    await pollUntil(
       () => Promise.resolve(member?.runtime.status().held.length ?? 0),
       (h) => h === 2,
-      20_000,
+      { timeoutMs: 20_000, message: 'two shards held' },
     );
     return member;
   }
@@ -95,13 +79,12 @@ describe('member metrics (prom-client)', () => {
     for (let i = 0; i < 2; i++) await m.producer.publish('orders', `bad${i}`, { seq: i });
     const scrape = async (): Promise<Map<string, PromFamily>> =>
       parsePrometheusText(await registry.metrics());
-    const done = await until(
-      'every message settled',
+    const done = await pollUntil(
       scrape,
       (s) =>
         total(s, `${P}messages_handled_total`) === 10 &&
         total(s, `${P}messages_dead_lettered_total`) === 2,
-      20_000,
+      { timeoutMs: 20_000, message: 'every message settled' },
     );
 
     for (const d of Object.values(MEMBER_METRICS)) {
@@ -140,8 +123,7 @@ describe('member metrics (prom-client)', () => {
     expect(age).toBeGreaterThanOrEqual(0);
     expect(age).toBeLessThan(5);
     // Lag and pending are sampled: once everything is acknowledged, both shards show 0.
-    const settled = await until(
-      'lag and pending sampled at 0',
+    const settled = await pollUntil(
       scrape,
       (s) =>
         ['0', '1'].every(
@@ -149,7 +131,7 @@ describe('member metrics (prom-client)', () => {
             sampleValue(s, `${P}shard_lag`, { group, stream: 'orders', shard }) === 0 &&
             sampleValue(s, `${P}shard_pending`, { group, stream: 'orders', shard }) === 0,
         ),
-      10_000,
+      { timeoutMs: 10_000, message: 'lag and pending sampled at 0' },
     );
     expect(settled.get(`${P}shard_lag`)?.samples).toHaveLength(2);
     // Nothing member-side leaked into prom-client's global registry.
@@ -179,15 +161,13 @@ describe('member metrics (prom-client)', () => {
         }
         return out;
       };
-      const figures = await until(
-        'shards delivered a batch and stalled',
+      const figures = await pollUntil(
         direct,
         (f) => Object.values(f).length === 2 && Object.values(f).every((x) => x.pending > 0),
-        10_000,
+        { timeoutMs: 10_000, message: 'shards delivered a batch and stalled' },
       );
       expect(Object.values(figures).some((x) => (x.lag ?? 0) > 0)).toBe(true);
-      const scraped = await until(
-        'gauges equal XINFO',
+      const scraped = await pollUntil(
         async () => parsePrometheusText(await registry.metrics()),
         (s) =>
           Object.entries(figures).every(
@@ -197,7 +177,7 @@ describe('member metrics (prom-client)', () => {
               sampleValue(s, `${P}shard_lag`, { group, stream: 'orders', shard }) ===
                 (f.lag ?? undefined),
           ),
-        5_000,
+        { timeoutMs: 5_000, message: 'gauges equal XINFO' },
       );
       expect(total(scraped, `${P}shard_pending`, { group })).toBe(
         Object.values(figures).reduce((a, f) => a + f.pending, 0),
@@ -237,11 +217,10 @@ describe('member metrics (prom-client)', () => {
           [...new Set((s.get(name)?.samples ?? []).map((x) => x.labels.shard ?? ''))].sort(),
         ]),
       );
-    await until(
-      'series of both shards in every per-shard family',
+    await pollUntil(
       async () => shardsOf(await scrape()),
       (f) => Object.values(f).every((shards) => shards.join() === '0,1'),
-      20_000,
+      { timeoutMs: 20_000, message: 'series of both shards in every per-shard family' },
     );
     // a second member joins: one shard is revoked from the first
     const other = await startObservedMember({
@@ -252,18 +231,16 @@ describe('member metrics (prom-client)', () => {
       module: { metrics: { registry: new Registry() } },
     });
     try {
-      await until(
-        'one shard moved to the new member',
+      await pollUntil(
         () => Promise.resolve(m.runtime.status().held.length),
         (h) => h === 1,
-        20_000,
+        { timeoutMs: 20_000, message: 'one shard moved to the new member' },
       );
       const kept = String(m.runtime.status().held[0]?.shard);
-      const after = await until(
-        "the released shard's series removed",
+      const after = await pollUntil(
         async () => shardsOf(await scrape()),
         (f) => Object.values(f).every((shards) => shards.join() === kept),
-        10_000,
+        { timeoutMs: 10_000, message: "the released shard's series removed" },
       );
       expect(Object.values(after).every((shards) => shards.join() === kept)).toBe(true);
     } finally {

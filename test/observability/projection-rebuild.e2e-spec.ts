@@ -21,7 +21,7 @@ import { settle, TestMember } from '../coordinator/support/test-member.js';
 import { redisUrl } from '../support/redis.js';
 import { repoRoot } from '../support/service-process.js';
 import { scrapedGauges } from './support/gauges-from-scrape.js';
-import { runNodeTool } from './support/run-node-tool.js';
+import { runNodeTool } from '../support/child-run.js';
 
 const PROJECTIONS_MAIN = resolve(
   repoRoot(),

@@ -8,11 +8,11 @@ import type {
 import { describe, expect, it } from 'vitest';
 import { describeGroup, useCoordinator } from '../coordinator/support/coordinator-fixture.js';
 import { settle, TestMember } from '../coordinator/support/test-member.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import { TEST_TOKENS } from '../support/coordinator-process.js';
 import { freePort } from '../support/free-port.js';
 import { repoRoot } from '../support/service-process.js';
-import { runNodeTool, type ToolRun } from './support/run-node-tool.js';
+import { runNodeTool, type ToolRun } from '../support/child-run.js';
+import { waitFor, waitForNoProblems } from '../support/wait.js';
 
 const RSC = resolve(repoRoot(), 'libs/stream-coordinator/dist/cli/main.js');
 
@@ -151,17 +151,16 @@ describe('rsc (the CLI) against a real coordinator', () => {
     });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     try {
-      const waitFor = async (re: RegExp, what: string): Promise<void> => {
-        const deadline = Date.now() + 10_000;
-        while (!re.test(out)) {
-          if (Date.now() > deadline) throw new Error(`${what} not printed within 10 s:\n${out}`);
-          await new Promise((r) => setTimeout(r, 25));
-        }
-      };
-      await waitFor(/\n/, 'the initial tail');
+      const printed = (re: RegExp, what: string): Promise<number> =>
+        waitFor(() => re.test(out), {
+          timeoutMs: 10_000,
+          intervalMs: 25,
+          message: () => `${what} to be printed; output so far:\n${out}`,
+        });
+      await printed(/\n/, 'the initial tail');
       expect(out.trim().split('\n')).toHaveLength(1);
       await new TestMember(api, 'g-follow', 'late-joiner', ['orders']).join();
-      await waitFor(/MEMBER_JOINED\s+memberId=late-joiner/, 'the new join');
+      await printed(/MEMBER_JOINED\s+memberId=late-joiner/, 'the new join');
     } finally {
       child.kill('SIGINT');
     }
@@ -193,13 +192,12 @@ describe('rsc (the CLI) against a real coordinator', () => {
     await fx.redis().xgroup('CREATE', key, 'g-sleepy', '0');
     expect((await rsc(['streams', 'reshard', 'nightly', '--shards', '3'])).code).toBe(0);
     let described = '';
-    await waitUntil(
-      'the idle group is shown',
+    await waitForNoProblems(
       async () => {
         described = (await rsc(['streams', 'describe', 'nightly'])).stdout;
         return /waiting for idle group g-sleepy/.test(described) ? [] : [described];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'the idle group is shown', retryErrors: true },
     );
     expect(described).toMatch(/`rsc streams abandon nightly g-sleepy` gives them up/);
 
@@ -212,13 +210,12 @@ describe('rsc (the CLI) against a real coordinator', () => {
     expect([done.code, done.stderr]).toEqual([0, '']);
     expect(done.stdout).toMatch(/^abandoned group g-sleepy: stream nightly/m);
     expect(done.stdout).toMatch(/^abandoned group g-sleepy \(admin, /m);
-    await waitUntil(
-      'the reshard completes',
+    await waitForNoProblems(
       async () => {
         const r = await api.get<StreamRouting>('/v1/streams/nightly');
         return r.body.resharding === null ? [] : [JSON.stringify(r.body.resharding)];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'the reshard completes', retryErrors: true },
     );
     expect(await fx.redis().exists(key)).toBe(0);
   });

@@ -1,6 +1,5 @@
 import type { ReshardingStatus } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import { checkHandled, handledCount } from '../support/handled-records.js';
 import {
   diagnoseCluster,
@@ -11,6 +10,7 @@ import {
   waitHandled,
   waitReshardDone,
 } from './support/reshard-cluster.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 /**
  * The coordinator is SIGKILLed while old shards are still draining and started again: the
@@ -32,23 +32,29 @@ describe('reshard survives a coordinator crash', () => {
     await load.burst(2500);
     const accepted = await reshard(api, c.stream, 6);
     // The producer has moved to the new layout (its STALE_ROUTING refresh needs a coordinator).
-    await waitUntil(
-      'producer on the new routing',
+    await waitForNoProblems(
       () => (load.routingEpoch === accepted.routingEpoch ? [] : [`epoch ${load.routingEpoch}`]),
-      10_000,
-      10,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'producer on the new routing',
+        retryErrors: true,
+      },
     );
     let seen: ReshardingStatus | null = null;
-    await waitUntil(
-      'old shards draining with work left',
+    await waitForNoProblems(
       async () => {
         seen = (await routingOf(api, c.stream)).resharding;
         return seen?.state === 'draining' && seen.drain.some((d) => d.pendingGroups.length > 0)
           ? []
           : [JSON.stringify(seen)];
       },
-      20_000,
-      20,
+      {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+        message: 'old shards draining with work left',
+        retryErrors: true,
+      },
     );
     await c.coordinator().kill();
     // Members keep handling what they own while the coordinator is away.

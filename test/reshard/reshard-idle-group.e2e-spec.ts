@@ -3,7 +3,6 @@ import type { ProtocolErrorBody, StreamRouting } from '@redis-stream-coordinator
 import { describe, expect, it } from 'vitest';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
 import { TestMember } from '../coordinator/support/test-member.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import { checkHandled } from '../support/handled-records.js';
 import {
   diagnoseCluster,
@@ -16,6 +15,7 @@ import {
   waitHandled,
   waitReshardDone,
 } from './support/reshard-cluster.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 /** Polls the stream's event log until one of `types` is there; returns the events then. */
 async function waitForEvent(
@@ -25,13 +25,16 @@ async function waitForEvent(
   types: readonly string[],
 ): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
   let events: Array<{ type: string; data: Record<string, unknown> }> = [];
-  await waitUntil(
-    `one of ${types.join(', ')} in the event log of ${stream}`,
+  await waitForNoProblems(
     async () => {
       events = await streamEvents(redis, prefix, stream);
       return events.some((e) => types.includes(e.type)) ? [] : [events.map((e) => e.type).join()];
     },
-    30_000,
+    {
+      timeoutMs: 30_000,
+      message: `one of ${types.join(', ')} in the event log of ${stream}`,
+      retryErrors: true,
+    },
   );
   return events;
 }
@@ -58,13 +61,12 @@ describe('reshard: a group with no member keeps its backlog', () => {
     // The group scales to zero; the producers go on.
     const [worker] = c.workers;
     await worker?.stop();
-    await waitUntil(
-      'the group has no member',
+    await waitForNoProblems(
       async () => {
         const g = await api.get<{ members: unknown[] }>(`/v1/groups/${c.group}`);
         return g.body.members.length === 0 ? [] : [`${g.body.members.length} member(s)`];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'the group has no member', retryErrors: true },
     );
     await load.burst(600);
     // Relaxed for the producers and active groups; an idle group still gets per-key order.
@@ -121,26 +123,28 @@ describe('POST /v1/streams/{stream}/groups/{groupId}/abandon', () => {
     await fx.redis().xadd(shardKey('orders', 0), '*', 'key', 'k', 'payload', '{}');
     await fx.redis().xgroup('CREATE', shardKey('orders', 0), 'sleepy', '0');
     await reshard(api, 'orders', 3);
-    await waitUntil(
-      'only shard 0 is left, waiting for the idle group',
+    await waitForNoProblems(
       async () => {
         const s = (await routingOf(api, 'orders')).resharding;
         const left = s?.drain.filter((d) => !d.removed).map((d) => d.shard);
         return left?.join() === '0' && s?.idleGroups.length === 1 ? [] : [JSON.stringify(s)];
       },
-      30_000,
+      {
+        timeoutMs: 30_000,
+        message: 'only shard 0 is left, waiting for the idle group',
+        retryErrors: true,
+      },
     );
     // …and until the driver has copied its steps into the group's event log (a write of its own,
     // which must not land between the snapshot and the check below).
-    await waitUntil(
-      'the reshard log is mirrored',
+    await waitForNoProblems(
       async () => {
         const raw = await fx.redis().hget(new KeySpace(fx.prefix).streamsKey(), 'orders');
         const log = (JSON.parse(raw ?? '{}') as { resharding?: { log?: unknown[] } }).resharding
           ?.log;
         return log?.length === 0 ? [] : [JSON.stringify(log)];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'the reshard log is mirrored', retryErrors: true },
     );
 
     const before = await snapshotKeys(fx.redis(), fx.prefix);
@@ -189,13 +193,16 @@ describe('POST /v1/streams/{stream}/groups/{groupId}/abandon', () => {
     await busy.join();
     await fx.redis().xadd(shardKey('calm', 0), '*', 'key', 'k', 'payload', '{}');
     await reshard(api, 'calm', 3);
-    await waitUntil(
-      'the calm reshard is draining and waits for busy',
+    await waitForNoProblems(
       async () => {
         const s = (await routingOf(api, 'calm')).resharding;
         return s?.state === 'draining' && s.groups.includes('busy') ? [] : [JSON.stringify(s)];
       },
-      30_000,
+      {
+        timeoutMs: 30_000,
+        message: 'the calm reshard is draining and waits for busy',
+        retryErrors: true,
+      },
     );
     await busy.beat();
     const res = await api.post<ProtocolErrorBody>('/v1/streams/calm/groups/busy/abandon', {});
@@ -226,13 +233,12 @@ describe('a tracked group deleted and re-created under the same id during a resh
     // `keeper` (idle, with backlog) keeps shard 0 alive whatever happens to `g`.
     for (const g of ['g', 'keeper']) await fx.redis().xgroup('CREATE', shard0(), g, '0');
     await reshard(api, 'orders', 3);
-    await waitUntil(
-      'both groups tracked and draining',
+    await waitForNoProblems(
       async () => {
         const s = (await routingOf(api, 'orders')).resharding;
         return s?.state === 'draining' && s.groups.join() === 'g,keeper' ? [] : [JSON.stringify(s)];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'both groups tracked and draining', retryErrors: true },
     );
     expect((await api.delete('/v1/groups/g')).status).toBe(204);
     await waitForEvent(fx.redis(), fx.prefix, 'orders', ['RESHARD_GROUP_ABANDONED']);

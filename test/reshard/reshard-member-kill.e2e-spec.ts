@@ -1,7 +1,6 @@
 import type { DescribedGroup, ReshardingStatus } from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
 import { describeGroup } from '../coordinator/support/coordinator-fixture.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import { checkHandled, readHandled } from '../support/handled-records.js';
 import type { WorkerProcess } from '../support/worker-process.js';
 import {
@@ -13,6 +12,7 @@ import {
   waitHandled,
   waitReshardDone,
 } from './support/reshard-cluster.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 2000;
 
@@ -40,8 +40,7 @@ describe('reshard: a member dies while draining an old shard', () => {
 
     // An old shard that still has a backlog, and the member holding it.
     let victim: { shard: number; memberId: string } | undefined;
-    await waitUntil(
-      'an old shard with a backlog, held by a member',
+    await waitForNoProblems(
       async () => {
         const status = (await routingOf(api, c.stream)).resharding as ReshardingStatus | null;
         if (status?.state !== 'draining') return [`state ${status?.state}`];
@@ -59,8 +58,12 @@ describe('reshard: a member dies while draining an old shard', () => {
         }
         return ['no old shard with a backlog of > 150 held by a member'];
       },
-      20_000,
-      20,
+      {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+        message: 'an old shard with a backlog, held by a member',
+        retryErrors: true,
+      },
     );
     const { shard, memberId } = victim as { shard: number; memberId: string };
     let worker: WorkerProcess | undefined;

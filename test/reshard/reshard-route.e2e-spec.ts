@@ -2,7 +2,6 @@ import type { ProtocolErrorBody, StreamRouting } from '@redis-stream-coordinator
 import { describe, expect, it } from 'vitest';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
 import { TestMember } from '../coordinator/support/test-member.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import {
   groupEvents,
   reshard,
@@ -11,6 +10,7 @@ import {
   useReshardCoordinator,
   waitReshardDone,
 } from './support/reshard-cluster.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 const ids = (r: StreamRouting): number[] => r.shards.map((s) => s.id);
 const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
@@ -122,8 +122,7 @@ describe('POST /v1/streams/{stream}/reshard', () => {
       toShards: range(4, 6),
     });
     // Shards 1-3 had nothing for it: drained and removed; shard 0 waits.
-    await waitUntil(
-      'only shard 0 left to drain',
+    await waitForNoProblems(
       async () => {
         const s = (await routingOf(api, 'e')).resharding;
         return s?.drain
@@ -133,7 +132,7 @@ describe('POST /v1/streams/{stream}/reshard', () => {
           ? []
           : [JSON.stringify(s)];
       },
-      30_000,
+      { timeoutMs: 30_000, message: 'only shard 0 left to drain', retryErrors: true },
     );
     const status = (await routingOf(api, 'e')).resharding;
     expect(status?.state).toBe('draining');
@@ -187,13 +186,16 @@ describe('POST /v1/streams/{stream}/reshard', () => {
       ];
       await fx.redis().xack(shardKey('f', id), 'live', ...entries.map(([entryId]) => entryId));
     }
-    await waitUntil(
-      'shard 4 assigned once its parents drained',
+    await waitForNoProblems(
       async () => {
         await m.beat();
         return m.shards('f').join() === '2,3,4' ? [] : [`holds ${m.shards('f').join()}`];
       },
-      30_000,
+      {
+        timeoutMs: 30_000,
+        message: 'shard 4 assigned once its parents drained',
+        retryErrors: true,
+      },
     );
     const reasons = (await groupEvents(api, 'live'))
       .filter((e) => e.type === 'TARGET_ASSIGNMENT_CHANGED')

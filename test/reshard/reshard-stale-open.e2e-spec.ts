@@ -5,13 +5,13 @@ import { CoordinatorReshardGroups } from '../../apps/coordinator/src/streams/res
 import { ShardDataPlane } from '../../apps/coordinator/src/store/shard-data-plane.js';
 import { startInProcessCoordinator } from '../coordinator/support/in-process-coordinator.js';
 import { TestMember } from '../coordinator/support/test-member.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
 import {
   reshard,
   routingOf,
   useReshardCoordinator,
   waitReshardDone,
 } from './support/reshard-cluster.js';
+import { waitForNoProblems } from '../support/wait.js';
 
 /**
  * Opening a new shard (`state=open` in its meta hash) is the one reshard action a lost write race
@@ -66,14 +66,17 @@ describe('reshard: a replica resuming a stale preparing step', () => {
       await fx.redis().xadd(key2, '*', 'key', 'k', 'payload', '{}');
       await fx.redis().xgroup('CREATE', key2, 'holder', '0');
       await reshard(api, 'orders', 2);
-      await waitUntil(
-        'shard 2 closed and kept for the holder, 3 and 4 removed',
+      await waitForNoProblems(
         async () => {
           const s = (await routingOf(api, 'orders')).resharding;
           const left = s?.drain.filter((d) => !d.removed).map((d) => d.shard);
           return s?.state === 'draining' && left?.join() === '2' ? [] : [JSON.stringify(s)];
         },
-        30_000,
+        {
+          timeoutMs: 30_000,
+          message: 'shard 2 closed and kept for the holder, 3 and 4 removed',
+          retryErrors: true,
+        },
       );
       expect(await fx.redis().hget(meta('orders', 2), 'state')).toBe('closed');
 

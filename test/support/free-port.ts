@@ -1,4 +1,5 @@
 import { connect, createServer } from 'node:net';
+import { waitFor } from './wait.js';
 
 /**
  * Whether `port` can be bound on `host` right now (it is free at the moment of the check; another
@@ -76,11 +77,8 @@ export async function waitForPortClosed(
   host = '127.0.0.1',
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (await isPortListening(port, host)) {
-    if (Date.now() > deadline) {
-      throw new Error(`port ${host}:${port} still accepts connections after ${timeoutMs} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(async () => !(await isPortListening(port, host)), {
+    timeoutMs,
+    message: `port ${host}:${port} to stop accepting connections`,
+  });
 }

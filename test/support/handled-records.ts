@@ -1,11 +1,87 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AckRecord, HandledRecord } from './invariants/invariant-input.types.js';
 
+/*
+ * The record files the example worker writes (`RECORD_FILE`, JSON lines): one line per handler
+ * call and one per ack batch Redis accepted. This module is their only reader: the tests, the
+ * invariant checker's input, the benchmarks and the demo all read them through it.
+ */
+
 /** One handled line of the example worker's `RECORD_FILE` (the invariant checker's record). */
 export type HandledLine = HandledRecord;
 
 /** One acknowledgement line of `RECORD_FILE` (the worker always writes `t0` and `st`). */
-export type AckLine = Required<AckRecord>;
+export type AckLine = AckRecord;
+
+/** What {@link readRecordFiles} found. */
+export interface RecordFiles {
+  readonly handled: HandledLine[];
+  /** Ack lines (`{"a": [...]}`); empty when the workers wrote none. */
+  readonly acks: AckLine[];
+  /** Lines that were neither (cut short, or not JSON). */
+  readonly unreadable: number;
+}
+
+/**
+ * Reads the workers' JSON-lines record files (missing files are skipped): handled-message lines
+ * and ack lines (`{"a": [ids], "m", "s", "t"}`), told apart by the `a` field.
+ */
+export function readRecordFiles(files: readonly string[]): RecordFiles {
+  const handled: HandledLine[] = [];
+  const acks: AckLine[] = [];
+  let unreadable = 0;
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        unreadable++;
+        continue;
+      }
+      if (isAck(value)) acks.push(value);
+      else if (isHandled(value)) handled.push(value);
+      else unreadable++;
+    }
+  }
+  return { handled, acks, unreadable };
+}
+
+/**
+ * Every handled line of `files` (missing files count as empty, ack lines are skipped), oldest
+ * handler start first.
+ */
+export function readHandled(files: readonly string[]): HandledLine[] {
+  return readRecordFiles(files).handled.sort((a, b) => a.t0 - b.t0);
+}
+
+function isAck(value: unknown): value is AckLine {
+  const v = value as Partial<AckRecord> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Array.isArray(v.a) &&
+    typeof v.m === 'string' &&
+    typeof v.s === 'number' &&
+    typeof v.t === 'number'
+  );
+}
+
+function isHandled(value: unknown): value is HandledLine {
+  const v = value as Partial<HandledRecord> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.m === 'string' &&
+    typeof v.s === 'number' &&
+    typeof v.id === 'string' &&
+    typeof v.k === 'string' &&
+    typeof v.t0 === 'number' &&
+    typeof v.t1 === 'number'
+  );
+}
 
 /** What the handled records say about a run, against what was sent. */
 export interface HandledCheck {
@@ -34,27 +110,6 @@ export interface HandledCheck {
   readonly handlersByShard: ReadonlyMap<number, ReadonlySet<string>>;
 }
 
-/** Reads every handled-message line of the given files (missing files count as empty; ack lines skipped). */
-export function readHandled(files: readonly string[]): HandledLine[] {
-  return readRecords(files).handled;
-}
-
-/** Reads every line of the given files, split into handled messages and ack batches. */
-export function readRecords(files: readonly string[]): { handled: HandledLine[]; acks: AckLine[] } {
-  const handled: HandledLine[] = [];
-  const acks: AckLine[] = [];
-  for (const file of files) {
-    if (!existsSync(file)) continue;
-    for (const raw of readFileSync(file, 'utf8').split('\n')) {
-      if (raw.trim() === '') continue;
-      const line = JSON.parse(raw) as HandledLine | AckLine;
-      if ('a' in line) acks.push(line);
-      else handled.push(line);
-    }
-  }
-  return { handled, acks };
-}
-
 /** Distinct (key, seq) pairs handled so far. */
 export function handledCount(files: readonly string[]): number {
   return new Set(readHandled(files).map((l) => `${l.k}#${l.q}`)).size;
@@ -71,13 +126,13 @@ export function checkHandled(
   files: readonly string[],
   sent: ReadonlyMap<string, number>,
 ): HandledCheck {
-  const records = readRecords(files);
+  const records = readRecordFiles(files);
   const lines = records.handled.sort((a, b) => a.t0 - b.t0);
   const firstAck = new Map<string, number>();
   for (const ack of records.acks) {
     for (const id of ack.a) {
       const ref = `${ack.s}/${id}`;
-      firstAck.set(ref, Math.min(firstAck.get(ref) ?? Number.POSITIVE_INFINITY, ack.t0));
+      firstAck.set(ref, Math.min(firstAck.get(ref) ?? Number.POSITIVE_INFINITY, ack.t0 ?? ack.t));
     }
   }
   const first = new Map<string, HandledLine>();
@@ -169,4 +224,67 @@ export function checkHandled(
     transitions,
     handlersByShard,
   };
+}
+
+/** `(key, seq)` pairs that were sent (`sent[key]` = count, seq 0 … count-1) but never handled. */
+export function missingMessages(
+  lines: readonly HandledLine[],
+  sent: Readonly<Record<string, number>>,
+): string[] {
+  const seen = new Set(lines.map((l) => `${l.k}#${l.q}`));
+  const missing: string[] = [];
+  for (const [key, count] of Object.entries(sent)) {
+    for (let q = 0; q < count; q++) if (!seen.has(`${key}#${q}`)) missing.push(`${key}#${q}`);
+  }
+  return missing;
+}
+
+/**
+ * Keys whose first handlings were not in sequence order (a redelivered duplicate may come
+ * later; the first handling of each seq must not): one description per offending key.
+ */
+export function orderViolations(lines: readonly HandledLine[]): string[] {
+  const last = new Map<string, number>();
+  const seen = new Set<string>();
+  const bad = new Map<string, string>();
+  for (const l of lines) {
+    const id = `${l.k}#${l.q}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const before = last.get(l.k) ?? -1;
+    if (l.q < before && !bad.has(l.k))
+      bad.set(l.k, `${l.k}: seq ${l.q} first handled after ${before}`);
+    last.set(l.k, Math.max(before, l.q));
+  }
+  return [...bad.values()];
+}
+
+/**
+ * Pairs of handlings of one shard by two different members whose intervals overlap (single
+ * owner: a shard is handled by at most one member at any instant).
+ */
+export function ownerOverlaps(lines: readonly HandledLine[]): string[] {
+  const byShard = new Map<string, HandledLine[]>();
+  for (const l of lines) {
+    const shard = `${l.st}/${l.s}`;
+    const list = byShard.get(shard);
+    if (list) list.push(l);
+    else byShard.set(shard, [l]);
+  }
+  const overlaps: string[] = [];
+  for (const [shard, list] of byShard) {
+    const lastEnd = new Map<string, HandledLine>();
+    for (const l of list) {
+      for (const [member, other] of lastEnd) {
+        if (member !== l.m && other.t1 > l.t0) {
+          overlaps.push(
+            `${shard}: ${member} handled ${other.id} until ${other.t1.toFixed(3)} while ${l.m} started ${l.id} at ${l.t0.toFixed(3)}`,
+          );
+        }
+      }
+      const previous = lastEnd.get(l.m);
+      if (!previous || previous.t1 < l.t1) lastEnd.set(l.m, l);
+    }
+  }
+  return overlaps;
 }

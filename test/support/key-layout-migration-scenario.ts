@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import {
@@ -15,9 +13,10 @@ import {
   joinRequest,
   ok,
 } from '../coordinator/support/coordinator-fixture.js';
+import { runNode } from './child-run.js';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from './coordinator-process.js';
 import { repoRoot } from './service-process.js';
-import { waitUntil } from '../coordinator/support/wait-until.js';
+import { waitForNoProblems } from './wait.js';
 
 const MIGRATE_MAIN = resolve(repoRoot(), 'apps/coordinator/dist/key-layout/migrate-keys-main.js');
 
@@ -26,16 +25,11 @@ export async function runMigrateKeys(
   redisUrl: string,
   prefix: string,
 ): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [MIGRATE_MAIN], {
-      env: { PATH: process.env.PATH, REDIS_URL: redisUrl, KEY_PREFIX: prefix },
-      timeout: 30_000,
-    });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
+  const run = await runNode([MIGRATE_MAIN], {
+    env: { PATH: process.env.PATH, REDIS_URL: redisUrl, KEY_PREFIX: prefix },
+    timeoutMs: 30_000,
+  });
+  return { code: run.code ?? -1, output: run.stdout + run.stderr };
 }
 
 /** Every key matching `pattern` (on every master of a cluster), sorted. */
@@ -161,12 +155,12 @@ export async function runKeyLayoutMigrationScenario(
 
     // It also refuses while the old layout shows a heartbeat answered in the last 10 s (the
     // coordinator above answered some moments ago): wait as the procedure says.
-    await waitUntil(
-      'the last heartbeat answered under the old layout is 10 s old',
-      () => heartbeatsYoungerThan(redis, prefix, 10_000),
-      30_000,
-      250,
-    );
+    await waitForNoProblems(() => heartbeatsYoungerThan(redis, prefix, 10_000), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      message: 'the last heartbeat answered under the old layout is 10 s old',
+      retryErrors: true,
+    });
     const run = await runMigrateKeys(redisUrl, prefix);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain(`split 1 shared meta hash(es): ${prefix}:{g:0}:meta`);

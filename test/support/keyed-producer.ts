@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   CoordinatorClient,
   RoutingCache,
@@ -7,6 +7,7 @@ import {
 } from '@redis-stream-coordinator/nestjs';
 import { TEST_TOKENS } from './coordinator-process.js';
 import type { ProducedMessage } from './invariants/index.js';
+import { connectRedis } from './redis-client.js';
 
 /** Options of {@link KeyedProducer}. */
 export interface KeyedProducerOptions {
@@ -48,7 +49,7 @@ export class KeyedProducer {
   readonly produced: ProducedMessage[] = [];
 
   constructor(private readonly options: KeyedProducerOptions) {
-    this.redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2 });
+    this.redis = connectRedis(options.redisUrl);
     this.routing = new RoutingCache(
       new CoordinatorClient({
         baseUrl: options.coordinatorUrl,

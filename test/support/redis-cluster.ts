@@ -2,13 +2,15 @@ import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { findExecutable } from './find-executable.js';
 import { freePortPair } from './free-port.js';
 import { trackRedisProcess } from './redis-process-tracker.js';
 import { type RedisServerProcess, spawnRedisServer } from './redis-server-process.js';
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { createTempDir } from './temp-dir.js';
+import { waitFor } from './wait.js';
+import { connectRedis } from './redis-client.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -105,14 +107,17 @@ export async function startRedisCluster(
       { timeout: readyTimeoutMs },
     );
     for (const node of nodes) admins.push(adminClient(node));
-    await waitUntil(readyTimeoutMs, 'cluster_state:ok on every node', async () => {
-      const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO')));
-      return infos.every(
-        (info) =>
-          String(info).includes('cluster_state:ok') &&
-          String(info).includes(`cluster_known_nodes:${masters}`),
-      );
-    });
+    await waitFor(
+      async () => {
+        const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO')));
+        return infos.every(
+          (info) =>
+            String(info).includes('cluster_state:ok') &&
+            String(info).includes(`cluster_known_nodes:${masters}`),
+        );
+      },
+      { timeoutMs: readyTimeoutMs, message: 'cluster_state:ok on every node', retryErrors: true },
+    );
     const ids = await Promise.all(admins.map(async (a) => String(await a.call('CLUSTER', 'MYID'))));
     return {
       nodes,
@@ -199,10 +204,17 @@ async function migrateKeySlot(
   for (const [i, admin] of state.admins.entries()) {
     if (i !== source && i !== target) await admin.call('CLUSTER', 'SETSLOT', slot, 'NODE', dstId);
   }
-  await waitUntil(10_000, `every node to see slot ${slot} on ${dstNode.port}`, async () => {
-    const owners = await Promise.all(state.admins.map((a) => ownerOfSlot(a, slot)));
-    return owners.every((owner) => owner.port === dstNode.port);
-  });
+  await waitFor(
+    async () => {
+      const owners = await Promise.all(state.admins.map((a) => ownerOfSlot(a, slot)));
+      return owners.every((owner) => owner.port === dstNode.port);
+    },
+    {
+      timeoutMs: 10_000,
+      message: `every node to see slot ${slot} on ${dstNode.port}`,
+      retryErrors: true,
+    },
+  );
   return { slot, from, to: dstNode, keysMoved };
 }
 
@@ -226,35 +238,9 @@ function indexOf(nodes: readonly ClusterNode[], node: ClusterNode): number {
 }
 
 function adminClient(node: ClusterNode): Redis {
-  const client = new Redis({
-    host: node.host,
-    port: node.port,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-  });
+  const client = connectRedis(node, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
   client.on('error', () => {
     // surfaced by the failing command instead
   });
   return client;
-}
-
-async function waitUntil(
-  timeoutMs: number,
-  what: string,
-  condition: () => Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`test cluster: timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -1,4 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { pollUntil } from './wait.js';
+import { connectRedis } from './redis-client.js';
 
 /** Outcome of {@link probeRedis}: `ok`, or why no Redis answered. */
 export type RedisProbeResult = { ok: true } | { ok: false; reason: string };
@@ -16,7 +18,7 @@ export async function probeRedis(
 ): Promise<RedisProbeResult> {
   let client: Redis;
   try {
-    client = new Redis(url, {
+    client = connectRedis(url, {
       lazyConnect: true,
       connectTimeout: timeoutMs,
       retryStrategy: () => null,
@@ -60,15 +62,11 @@ export async function probeRedis(
  * last failure reason.
  */
 export async function waitForRedis(url: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await probeRedis(url, Math.min(DEFAULT_PROBE_TIMEOUT_MS, timeoutMs));
-    if (result.ok) return;
-    if (Date.now() > deadline) {
-      throw new Error(`Redis at ${url} did not answer within ${timeoutMs} ms (${result.reason})`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await pollUntil(
+    () => probeRedis(url, Math.min(DEFAULT_PROBE_TIMEOUT_MS, timeoutMs)),
+    (result) => result.ok,
+    { timeoutMs, message: `Redis at ${url} to answer` },
+  );
 }
 
 function describe(error: unknown): string {

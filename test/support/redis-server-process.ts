@@ -5,6 +5,7 @@ import { findExecutable } from './find-executable.js';
 import { onProcessExit } from './process-cleanup.js';
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { probeRedis } from './redis-probe.js';
+import { waitFor, WaitTimeoutError } from './wait.js';
 
 /** Options of {@link spawnRedisServer}. */
 export interface RedisServerOptions {
@@ -126,16 +127,23 @@ export async function spawnRedisServer(options: RedisServerOptions): Promise<Red
     },
   };
 
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 10_000);
-  for (;;) {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
+  const answers = async (): Promise<boolean> => {
     if (!running) throw failure('exited before it answered PING');
-    if ((await probeRedis(server.url, 1000)).ok) return server;
-    if (Date.now() > deadline) {
-      await server.kill();
-      throw failure(`did not answer PING within ${options.readyTimeoutMs ?? 10_000} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
+    return (await probeRedis(server.url, 1000)).ok;
+  };
+  try {
+    await waitFor(answers, {
+      timeoutMs: readyTimeoutMs,
+      intervalMs: 25,
+      message: `redis-server on port ${options.port} to answer PING`,
+    });
+  } catch (error) {
+    if (!(error instanceof WaitTimeoutError)) throw error;
+    await server.kill();
+    throw failure(`did not answer PING within ${readyTimeoutMs} ms`);
   }
+  return server;
 }
 
 function readPid(child: ChildProcess, exited: Promise<void>): Promise<number | undefined> {

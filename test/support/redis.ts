@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { connectRedis, type RedisTarget } from './redis-client.js';
 import { RedisUnavailableError } from './redis-unavailable.error.js';
 
 declare module 'vitest' {
@@ -12,6 +13,7 @@ declare module 'vitest' {
 export { resolveRedis, LOCAL_REDIS_URL } from './redis-resolve.js';
 export type { RedisSource, ResolvedRedis, ResolveRedisOptions } from './redis-resolve.js';
 export { RedisUnavailableError } from './redis-unavailable.error.js';
+export { connectRedis, connectRedisCluster, type RedisTarget } from './redis-client.js';
 export { probeRedis, waitForRedis, type RedisProbeResult } from './redis-probe.js';
 
 /**
@@ -35,9 +37,19 @@ export function uniquePrefix(label: string): string {
   return `t${randomBytes(4).toString('hex')}-${safe}`;
 }
 
-/** A new ioredis client on the test Redis. The caller quits it. */
-export function createTestRedis(): Redis {
-  return new Redis(redisUrl(), { maxRetriesPerRequest: 2, lazyConnect: false });
+/** Options of {@link createTestRedis}: ioredis options, and where to connect. */
+export type TestRedisOptions = RedisOptions & {
+  /** Another Redis than the suite's (a spawned server, a proxy, a node of a test cluster). */
+  readonly url?: RedisTarget;
+};
+
+/**
+ * A new ioredis client, on the suite's Redis unless `options.url` says otherwise; the options
+ * override the defaults of `redis-client.ts` (2 retries per request). The caller quits it.
+ */
+export function createTestRedis(options: TestRedisOptions = {}): Redis {
+  const { url, ...rest } = options;
+  return connectRedis(url ?? redisUrl(), { lazyConnect: false, ...rest });
 }
 
 /** Deletes every key under `prefix:` (SCAN, so it never blocks the server). */

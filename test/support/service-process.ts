@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onProcessExit, type Unregister } from './process-cleanup.js';
+import { waitFor, WaitTimeoutError } from './wait.js';
 
 /** Options of {@link ServiceProcess.launch}. */
 export interface ServiceProcessOptions {
@@ -91,8 +92,7 @@ export class ServiceProcess {
   }
 
   private async waitReady(child: ChildProcess, name: string): Promise<void> {
-    const deadline = Date.now() + this.options.readyTimeoutMs;
-    while (Date.now() < deadline) {
+    const ready = async (): Promise<boolean> => {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(
           `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${this.output()}`,
@@ -102,16 +102,20 @@ export class ServiceProcess {
         const res = await fetch(`${this.url}${this.options.readyPath}`, {
           signal: AbortSignal.timeout(1000),
         });
-        if (res.status === 200) return;
+        return res.status === 200;
       } catch {
-        // not listening yet
+        return false; // not listening yet
       }
-      await new Promise((r) => setTimeout(r, 50));
+    };
+    try {
+      await waitFor(ready, { timeoutMs: this.options.readyTimeoutMs, message: `${name} ready` });
+    } catch (error) {
+      if (!(error instanceof WaitTimeoutError)) throw error;
+      child.kill('SIGKILL');
+      throw new Error(
+        `${name} was not ready within ${this.options.readyTimeoutMs} ms:\n${this.output()}`,
+      );
     }
-    child.kill('SIGKILL');
-    throw new Error(
-      `${name} was not ready within ${this.options.readyTimeoutMs} ms:\n${this.output()}`,
-    );
   }
 
   /** Sends `signal` (default SIGTERM) and waits for the exit; SIGKILL after `timeoutMs`. */

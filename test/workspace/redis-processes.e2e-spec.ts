@@ -3,8 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childVitestEnv, VITEST_CLI } from '../support/child-run.js';
 import { isPortListening, waitForPortClosed } from '../support/free-port.js';
 import {
   type ClusterNode,
@@ -13,9 +14,12 @@ import {
   startRestartableRedis,
   stopAllRedisProcesses,
 } from '../support/redis-processes.js';
+import { waitFor } from '../support/wait.js';
+import { createTestRedis } from '../support/redis.js';
+import { connectRedisCluster } from '../support/redis-client.js';
 
 function client(url: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const redis = createTestRedis({ url, maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -86,10 +90,9 @@ describe('startRedisCluster', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    clusterClient = new Cluster(
-      cluster.nodes.map((n) => ({ host: n.host, port: n.port })),
-      { redisOptions: { maxRetriesPerRequest: 3 } },
-    );
+    clusterClient = connectRedisCluster(cluster.nodes, {
+      redisOptions: { maxRetriesPerRequest: 3 },
+    });
   });
 
   afterAll(async () => {
@@ -195,16 +198,10 @@ describe('cleanup when a suite does not stop its Redis processes', () => {
 
   /** Runs the leaky fixture suite in a child Vitest. */
   function runFixture(mode: 'fail' | 'hang', reportFile: string) {
-    const env: NodeJS.ProcessEnv = { ...process.env, LEAK_MODE: mode, LEAK_REPORT: reportFile };
-    for (const name of Object.keys(env)) if (name.startsWith('VITEST')) delete env[name];
+    const env = childVitestEnv({ LEAK_MODE: mode, LEAK_REPORT: reportFile });
     const child = spawn(
       process.execPath,
-      [
-        'node_modules/vitest/vitest.mjs',
-        'run',
-        '--config',
-        'test/workspace/fixtures/vitest.fixture.config.ts',
-      ],
+      [VITEST_CLI, 'run', '--config', 'test/workspace/fixtures/vitest.fixture.config.ts'],
       { cwd: process.cwd(), env, stdio: 'ignore' },
     );
     const exited = new Promise<number | null>((resolve) =>
@@ -220,11 +217,10 @@ describe('cleanup when a suite does not stop its Redis processes', () => {
   }
 
   async function waitForFile(file: string, timeoutMs: number): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    while (!existsSync(file) || readFileSync(file, 'utf8') === '') {
-      if (Date.now() > deadline) throw new Error(`${file} did not appear in ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => existsSync(file) && readFileSync(file, 'utf8') !== '', {
+      timeoutMs,
+      message: `${file} to appear`,
+    });
     return readFileSync(file, 'utf8');
   }
 

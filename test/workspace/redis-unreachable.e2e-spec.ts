@@ -1,8 +1,12 @@
-import { spawn } from 'node:child_process';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { childVitestEnv, runNode, VITEST_CLI } from '../support/child-run.js';
 import { freePort, isPortListening } from '../support/free-port.js';
-import { RedisUnavailableError, redisUrl, resolveRedis } from '../support/redis.js';
+import {
+  RedisUnavailableError,
+  redisUrl,
+  resolveRedis,
+  createTestRedis,
+} from '../support/redis.js';
 
 /** A URL on 127.0.0.1 where nothing listens. */
 async function closedUrl(): Promise<string> {
@@ -87,7 +91,7 @@ describe('Redis resolution when Redis is unreachable', () => {
     const resolved = await resolveRedis({ env: {}, localUrl: await closedUrl(), docker: false });
     expect(resolved.source).toBe('redis-server');
     const port = Number(new URL(resolved.url).port);
-    const client = new Redis(resolved.url, { maxRetriesPerRequest: 1 });
+    const client = createTestRedis({ url: resolved.url, maxRetriesPerRequest: 1 });
     try {
       await client.set('spawned:probe', 'yes');
       expect(await client.get('spawned:probe')).toBe('yes');
@@ -102,19 +106,15 @@ describe('Redis resolution when Redis is unreachable', () => {
 
   it('a vitest run with REDIS_URL on a closed port exits non-zero with the message', async () => {
     const url = await closedUrl();
-    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: url, NO_COLOR: '1' };
-    for (const name of Object.keys(env)) if (name.startsWith('VITEST')) delete env[name];
-    const child = spawn(
-      process.execPath,
-      ['node_modules/vitest/vitest.mjs', 'run', 'test/workspace/redis-smoke.e2e-spec.ts'],
-      { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const start = Date.now();
-    // 'close' waits for the pipes to drain as well ('exit' can come before the last output).
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const { code, output } = await runNode(
+      [VITEST_CLI, 'run', 'test/workspace/redis-smoke.e2e-spec.ts'],
+      {
+        env: childVitestEnv({ REDIS_URL: url, NO_COLOR: '1' }),
+        cwd: process.cwd(),
+        timeoutMs: 55_000,
+      },
+    );
     expect(code).not.toBe(0);
     expect(output).toContain(`REDIS_URL=${url} is set but no Redis answered there`);
     expect(Date.now() - start).toBeLessThan(30_000);

@@ -1,7 +1,7 @@
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DescribedGroup, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   CoordinatorApi,
   CoordinatorProcess,
@@ -14,6 +14,7 @@ import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
 import type { ChaosConfig } from './chaos-config.js';
 import { CoordinatorFront } from './coordinator-front.js';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** The logical stream of every chaos run, and its group. */
 export const CHAOS_STREAM = 'orders';
@@ -113,7 +114,7 @@ export class ChaosCluster {
 
   /** A client of the run's Redis (one, shared; reconnects across restarts). */
   redisClient(): Redis {
-    this.adminRedis ??= new Redis(this.redis.url, {
+    this.adminRedis ??= connectRedis(this.redis.url, {
       maxRetriesPerRequest: 3,
       commandTimeout: 5000,
       retryStrategy: (times) => Math.min(50 * times, 500),

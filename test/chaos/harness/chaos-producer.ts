@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   CoordinatorClient,
   RoutingCache,
@@ -7,6 +7,7 @@ import {
 } from '@redis-stream-coordinator/nestjs';
 import type { ProducedMessage } from '../../support/invariants/index.js';
 import type { SeededRandom } from './seeded-random.js';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** Options of a {@link ChaosProducer}. */
 export interface ChaosProducerOptions {
@@ -59,7 +60,7 @@ export class ChaosProducer {
   private lastError = '';
 
   constructor(private readonly options: ChaosProducerOptions) {
-    this.redis = new Redis(options.redisUrl, {
+    this.redis = connectRedis(options.redisUrl, {
       maxRetriesPerRequest: 2,
       // A call cut off by a Redis crash is not sent again (it may have been applied: see
       // `resolve`). ioredis then never settles it, hence the timeout.

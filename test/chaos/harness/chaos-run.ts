@@ -13,12 +13,12 @@ import {
   ownershipFromEvents,
   readDeadLetters,
   readPendingSnapshot,
-  readRecordFiles,
   type InvariantInput,
   type InvariantReport,
   type MemberCrash,
   type ProducedMessage,
 } from '../../support/invariants/index.js';
+import { readRecordFiles } from '../../support/handled-records.js';
 import type { ChaosConfig } from './chaos-config.js';
 import {
   CHAOS_GROUP,
@@ -32,7 +32,7 @@ import { ChaosProducer } from './chaos-producer.js';
 import { deliveredKey, FaultInjector, type RecordedRollback } from './fault-injector.js';
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
 import { SeededRandom } from './seeded-random.js';
-import { until } from './wait-until.js';
+import { waitForNoProblems } from '../../support/wait.js';
 
 /** What a chaos run leaves for the test to assert on. */
 export interface ChaosOutcome {
@@ -239,8 +239,7 @@ async function waitForGroup(
   timeoutMs: number,
 ): Promise<DescribedGroup> {
   let group: DescribedGroup | null = null;
-  await until(
-    `group ${groupId} STABLE with ${members.join(', ')}`,
+  await waitForNoProblems(
     async () => {
       group = await cluster.describe(groupId);
       if (!group) return 'no group yet';
@@ -254,7 +253,12 @@ async function waitForGroup(
       }
       return null;
     },
-    timeoutMs,
+    {
+      timeoutMs,
+      intervalMs: 100,
+      message: `group ${groupId} STABLE with ${members.join(', ')}`,
+      retryErrors: true,
+    },
   );
   return group as unknown as DescribedGroup;
 }
@@ -270,18 +274,16 @@ async function quiesce(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const left = (): number => Math.max(1000, deadline - Date.now());
-  await until(
-    'the reshard to finish',
+  await waitForNoProblems(
     async () => {
       const routing = await cluster.routing();
       return routing.resharding === null ? null : JSON.stringify(routing.resharding).slice(0, 300);
     },
-    left(),
+    { timeoutMs: left(), intervalMs: 100, message: 'the reshard to finish', retryErrors: true },
   );
   for (const { group, members } of groups) await waitForGroup(cluster, group, members, left());
   const redis = cluster.redisClient();
-  await until(
-    'every shard read to its end and acknowledged',
+  await waitForNoProblems(
     async () => {
       const { shards, resharding } = await cluster.routing();
       if (resharding !== null) return 'a reshard started again';
@@ -301,7 +303,12 @@ async function quiesce(
       }
       return problems.length === 0 ? null : problems.join('; ');
     },
-    left(),
+    {
+      timeoutMs: left(),
+      intervalMs: 100,
+      message: 'every shard read to its end and acknowledged',
+      retryErrors: true,
+    },
   );
 }
 

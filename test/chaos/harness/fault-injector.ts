@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis';
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import type { MemberCrash, RedisRollback } from '../../support/invariants/index.js';
 import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
 import { startIdleGroup, stopIdleGroup } from './idle-group.js';
 import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
 import { recreateGroupAcrossReplicas } from './group-recreate-probe.js';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** A Redis rollback the harness caused, with each stream's last entry id that survived it. */
 export interface RecordedRollback extends RedisRollback {
@@ -251,7 +251,7 @@ async function readStreamTails(
   url: string,
   prefix: string,
 ): Promise<{ tails: Map<string, string>; delivered: Map<string, string> }> {
-  const client = new Redis(url, { maxRetriesPerRequest: 3 });
+  const client = connectRedis(url, { maxRetriesPerRequest: 3 });
   try {
     const tails = new Map<string, string>();
     const delivered = new Map<string, string>();

@@ -1,5 +1,5 @@
 import { CHAOS_IDLE_GROUP, CHAOS_IDLE_MEMBERS, type ChaosCluster } from './chaos-cluster.js';
-import { until } from './wait-until.js';
+import { waitForNoProblems } from '../../support/wait.js';
 
 /**
  * The first half of the `idle-group-reshard` fault: SIGTERM every member of the idle group (a
@@ -10,14 +10,18 @@ export async function stopIdleGroup(cluster: ChaosCluster): Promise<string> {
   for (const name of CHAOS_IDLE_MEMBERS) {
     await cluster.members.get(name)?.process?.stop('SIGTERM');
   }
-  await until(
-    `group ${CHAOS_IDLE_GROUP} to have no member`,
+  await waitForNoProblems(
     async () => {
       const group = await cluster.describe(CHAOS_IDLE_GROUP);
       const ids = group?.members.map((m) => m.memberId) ?? [];
       return ids.length === 0 ? null : `members ${ids.join(',')}`;
     },
-    30_000,
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: `group ${CHAOS_IDLE_GROUP} to have no member`,
+      retryErrors: true,
+    },
   );
   return 'no member left';
 }
@@ -29,15 +33,19 @@ export async function stopIdleGroup(cluster: ChaosCluster): Promise<string> {
  */
 export async function startIdleGroup(cluster: ChaosCluster): Promise<string> {
   let waitedFor = false;
-  await until(
-    'the new layout to be published',
+  await waitForNoProblems(
     async () => {
       const { resharding } = await cluster.routing();
       if (resharding === null) return null;
       if (resharding.idleGroups.some((g) => g.group === CHAOS_IDLE_GROUP)) waitedFor = true;
       return resharding.state === 'preparing' ? 'reshard still preparing' : null;
     },
-    30_000,
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: 'the new layout to be published',
+      retryErrors: true,
+    },
   );
   await Promise.all(CHAOS_IDLE_MEMBERS.map((name) => cluster.startMember(name, CHAOS_IDLE_GROUP)));
   return waitedFor

@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ClusterNode } from '../../support/redis-cluster.js';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** A standalone client of one cluster node (for per-node checks: CLIENT LIST, INFO, KEYSLOT). */
 export function nodeClient(node: ClusterNode): Redis {
-  const client = new Redis({ host: node.host, port: node.port, maxRetriesPerRequest: 1 });
+  const client = connectRedis(node, { maxRetriesPerRequest: 1 });
   client.on('error', () => {
     // surfaced by the failing command instead
   });
@@ -29,27 +30,4 @@ export async function errorStats(client: Redis): Promise<Map<string, number>> {
 /** The hash slot of `key` (CLUSTER KEYSLOT on any node). */
 export async function keySlot(client: Redis, key: string): Promise<number> {
   return Number(await client.call('CLUSTER', 'KEYSLOT', key));
-}
-
-/** Polls `condition` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-export async function waitUntil(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-      lastError = undefined;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

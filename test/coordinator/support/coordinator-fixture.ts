@@ -186,30 +186,6 @@ export function expectedGroupState(group: DescribedGroup): DescribedGroup['state
 }
 
 /**
- * Polls `read` until `done` holds for its value, or fails after `timeoutMs` with the last value.
- */
-export async function pollUntil<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs = 10_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await read();
-    if (done(last)) return last;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}; last value: ${JSON.stringify(last)}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
-/**
  * Everything stored under `prefix:` (type and value of each key), for "no state change" checks.
  * The readiness probe's own key is left out.
  */

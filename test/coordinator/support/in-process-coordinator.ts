@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { assignorRegistry } from '../../../apps/coordinator/src/core/assignors/builtin-assignors.js';
 import { GroupCoordinator } from '../../../apps/coordinator/src/groups/group-coordinator.js';
@@ -7,7 +7,7 @@ import { RedisClock } from '../../../apps/coordinator/src/store/redis-clock.js';
 import { FenceWriter } from '../../../apps/coordinator/src/store/fence-writer.js';
 import { GroupStore } from '../../../apps/coordinator/src/store/group-store.js';
 import { StreamRegistry } from '../../../apps/coordinator/src/store/stream-registry.js';
-import { redisUrl } from '../../support/redis.js';
+import { createTestRedis } from '../../support/redis.js';
 
 /** Options of {@link startInProcessCoordinator}. */
 export interface InProcessCoordinatorOptions {
@@ -38,7 +38,7 @@ export interface InProcessCoordinator {
 export async function startInProcessCoordinator(
   options: InProcessCoordinatorOptions,
 ): Promise<InProcessCoordinator> {
-  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2 });
+  const redis = createTestRedis();
   const keys = new KeySpace(options.prefix);
   const store = new GroupStore(redis, keys, { maxLen: 10_000, maxAgeMs: 0 });
   const registry = new StreamRegistry(redis, keys);

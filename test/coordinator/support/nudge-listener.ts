@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import { connectRedis } from '../../support/redis-client.js';
 
 /** One nudge as received: the member ids of the message and when it arrived. */
 export interface ReceivedNudge {
@@ -29,7 +30,7 @@ export class NudgeListener {
     private readonly channel: string,
     private readonly onNudge: (memberId: string) => void,
   ) {
-    this.subscriber = new Redis(url, { maxRetriesPerRequest: 2 });
+    this.subscriber = connectRedis(url);
     this.subscriber.on('message', (ch: string, message: string) => {
       if (ch !== this.channel) return;
       const nudge: ReceivedNudge = {

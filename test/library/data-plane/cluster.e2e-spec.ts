@@ -17,7 +17,8 @@ import {
   type RedisConnection,
 } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { startRedisCluster, type RedisClusterHandle } from '../../support/redis-cluster.js';
-import { grant, seqOf, waitFor, type TestShard } from './data-plane-fixtures.js';
+import { grant, seqOf, type TestShard } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('data plane on Redis Cluster (same-slot scripts, shards spread over nodes)', () => {
   let cluster: RedisClusterHandle;
@@ -98,23 +99,27 @@ describe('data plane on Redis Cluster (same-slot scripts, shards spread over nod
       readers.push(reader);
       reader.start();
     }
-    await waitFor(
-      () => [...seen.values()].reduce((n, s) => n + s.length, 0) === 129,
-      '129 handled',
-      30_000,
-    );
+    await waitFor(() => [...seen.values()].reduce((n, s) => n + s.length, 0) === 129, {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+      message: '129 handled',
+    });
     for (const seqs of seen.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     // the poison message went to the dead-letter stream (another slot) and was acked
-    await waitFor(
-      async () => (await commands.xlen(routing.deadLetterKey)) === 1,
-      'dead letter',
-      10_000,
-    );
+    await waitFor(async () => (await commands.xlen(routing.deadLetterKey)) === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'dead letter',
+    });
     // moving a fence stops that shard's reader (its gate, not in the script's KEYS but in the
     // same slot, is deleted on the shard's node)
     const moved = routing.shards[0] as { id: number; key: string };
     await grant(commands, testShardOf(moved), 'g', 'other', 2);
-    await waitFor(() => readers[0]?.status === 'lost', 'reader of shard 0 lost', 10_000);
+    await waitFor(() => readers[0]?.status === 'lost', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'reader of shard 0 lost',
+    });
     expect(readers[0]?.lostReason?.currentOwner).toBe('2:other');
     expect(await commands.exists(shardGateKey(moved.key, 'g', 'm'))).toBe(0);
     expect(await commands.exists(shardGateKey(moved.key, 'g', 'other'))).toBe(1);
@@ -139,11 +144,11 @@ describe('data plane on Redis Cluster (same-slot scripts, shards spread over nod
       await publisher.publish('orders', key, { seq });
       published++;
     }
-    await waitFor(
-      () => reader.counters.handled === before + 5,
-      'handled after the migration',
-      30_000,
-    );
+    await waitFor(() => reader.counters.handled === before + 5, {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+      message: 'handled after the migration',
+    });
     expect(reader.status).toBe('reading');
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Semaphore } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import { useRedisPrefix } from '../../support/redis.js';
-import { fill, grant, testShard, useReaders, waitFor } from './data-plane-fixtures.js';
+import { fill, grant, testShard, useReaders } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('ShardReader: concurrency across shards', () => {
   const { prefix, redis } = useRedisPrefix('concurrency');
@@ -36,7 +37,11 @@ describe('ShardReader: concurrency across shards', () => {
         },
       }).start();
     }
-    await waitFor(() => handled === 60, 'all handled');
+    await waitFor(() => handled === 60, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all handled',
+    });
     expect(peak).toBe(2);
     expect(shardOverlap).toBe(false);
     expect(limiter.inUse).toBe(0);
@@ -63,7 +68,11 @@ describe('ShardReader: concurrency across shards', () => {
         },
       }).start();
     }
-    await waitFor(() => handled === 30, 'all handled');
+    await waitFor(() => handled === 30, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all handled',
+    });
     expect(peak).toBe(3);
   });
 });

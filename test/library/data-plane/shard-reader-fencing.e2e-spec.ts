@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FencedError,
@@ -8,7 +8,7 @@ import {
   type ShardLostReason,
 } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
-import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { redisUrl, useRedisPrefix, createTestRedis } from '../../support/redis.js';
 import {
   consumers,
   deferred,
@@ -20,8 +20,8 @@ import {
   seqOf,
   testShard,
   useReaders,
-  waitFor,
 } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('ShardReader: data-plane fencing', () => {
   const { prefix, redis } = useRedisPrefix('fencing');
@@ -48,14 +48,19 @@ describe('ShardReader: data-plane fencing', () => {
       onLost: (reason) => void lost.push(reason),
     });
     a.start();
-    await waitFor(
-      () => byA.length === 1 && a.handlerRunningSince !== undefined,
-      'A blocked on entry 1',
-    );
+    await waitFor(() => byA.length === 1 && a.handlerRunningSince !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'A blocked on entry 1',
+    });
     // the coordinator moves the shard to B while A's handler still runs
     await grant(redis(), shard, 'g', 'B', 2);
     gate.resolve();
-    await waitFor(() => lost.length === 1, 'A reports the shard lost');
+    await waitFor(() => lost.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'A reports the shard lost',
+    });
     expect(lost[0]).toMatchObject({ code: 'FENCED', currentOwner: '2:B' });
     expect(a.status).toBe('lost');
     expect(byA).toEqual([0, 1]);
@@ -72,13 +77,21 @@ describe('ShardReader: data-plane fencing', () => {
       handle: async (m) => void byB.push([seqOf(m.payload), m.deliveryCount]),
     });
     b.start();
-    await waitFor(() => byB.length === 3, 'B handles everything A left');
+    await waitFor(() => byB.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'B handles everything A left',
+    });
     expect(byB).toEqual([
       [1, 2],
       [2, 2],
       [3, 2],
     ]);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked by B');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked by B',
+    });
     await a.stop(); // after lost: resolves at once
     expect(a.status).toBe('lost');
   });
@@ -106,10 +119,18 @@ describe('ShardReader: data-plane fencing', () => {
       onLost: (reason) => void lost.push(reason),
     });
     a1.start();
-    await waitFor(() => first.length === 1, 'the first reader runs entry 0');
+    await waitFor(() => first.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the first reader runs entry 0',
+    });
     await release(redis(), shard, 'g', 2);
     gate.resolve();
-    await waitFor(() => lost.length === 1, 'the first reader reports the shard lost');
+    await waitFor(() => lost.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the first reader reports the shard lost',
+    });
     expect((await pending(redis(), shard.key, 'g')).map((p) => [p[1], p[3]])).toEqual([
       ['A', 1],
       ['A', 1],
@@ -123,13 +144,21 @@ describe('ShardReader: data-plane fencing', () => {
       handle: async (m) => void second.push([seqOf(m.payload), m.deliveryCount]),
     });
     a2.start();
-    await waitFor(() => second.length === 2, 'the second reader handles both entries');
+    await waitFor(() => second.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the second reader handles both entries',
+    });
     expect(first).toEqual([[0, 1]]);
     expect(second).toEqual([
       [0, 2],
       [1, 2],
     ]);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 
   it('a reader blocked in its gated read stops at once when the coordinator moves the shard, and reads nothing after', async () => {
@@ -148,12 +177,20 @@ describe('ShardReader: data-plane fencing', () => {
       onLost: (r) => void lost.push(r),
     });
     a.start();
-    await waitFor(() => a.status === 'reading', 'A reading');
-    await waitFor(() => isBlocked(redis(), name), 'A blocked in XREADGROUP');
+    await waitFor(() => a.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'A reading',
+    });
+    await waitFor(() => isBlocked(redis(), name), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'A blocked in XREADGROUP',
+    });
     await release(redis(), shard, 'g', 2);
     const moved = performance.now();
     await fill(redis(), shard.key, 2);
-    await waitFor(() => lost.length === 1, 'A lost', 5000);
+    await waitFor(() => lost.length === 1, { timeoutMs: 5000, intervalMs: 10, message: 'A lost' });
     expect(performance.now() - moved).toBeLessThan(2000);
     expect(lost[0]?.currentOwner).toBeNull();
     expect(byA).toEqual([]);
@@ -175,10 +212,14 @@ describe('ShardReader: data-plane fencing', () => {
       onLost: (r) => void lost.push(r),
     });
     a.start();
-    await waitFor(() => a.status === 'reading', 'A reading');
+    await waitFor(() => a.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'A reading',
+    });
     await redis().hdel(shard.meta, 'owner:g');
     const moved = performance.now();
-    await waitFor(() => lost.length === 1, 'A lost', 3000);
+    await waitFor(() => lost.length === 1, { timeoutMs: 3000, intervalMs: 10, message: 'A lost' });
     expect(performance.now() - moved).toBeLessThan(200 + 1000);
     expect(lost[0]?.currentOwner).toBeNull();
   });
@@ -196,7 +237,7 @@ describe('fenced scripts called directly', () => {
   const { prefix, redis } = useRedisPrefix('fence-scripts');
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl());
+    connection = createTestRedis();
   });
   afterAll(() => connection.disconnect());
 
@@ -272,19 +313,27 @@ describe('fenced scripts called directly', () => {
     await grant(redis(), shard, 'g', 'A');
     const a = new ShardCommands(shard.key, 'g', 'A');
     const name = `${prefix}-blocked`;
-    const blocked = new Redis(redisUrl(), { connectionName: name });
+    const blocked = createTestRedis({ connectionName: name });
     try {
       await a.acquire(blocked);
       // a re-grant to the same owner keeps its blocked read going
       const first = a.read(blocked, 10, 10_000);
-      await waitFor(() => isBlocked(redis(), name), 'A blocked');
+      await waitFor(() => isBlocked(redis(), name), {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'A blocked',
+      });
       await grant(redis(), shard, 'g', 'A', 2);
       const [id] = await fill(redis(), shard.key, 1);
       expect((await first).map((e) => e[0].toString())).toEqual([id]);
       await a.ack(connection, [id as string]);
       // the shard moves to B while A is blocked
       const second = a.read(blocked, 10, 10_000).catch((e: unknown) => e);
-      await waitFor(() => isBlocked(redis(), name), 'A blocked again');
+      await waitFor(() => isBlocked(redis(), name), {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'A blocked again',
+      });
       const moved = performance.now();
       await grant(redis(), shard, 'g', 'B', 3);
       await fill(redis(), shard.key, 1, 1);

@@ -15,10 +15,10 @@ import {
   seqOf,
   testShard,
   useReaders,
-  waitFor,
   type TestReaderOptions,
   type TestShard,
 } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 const redisPort = (): number => Number(new URL(redisUrl()).port || 6379);
 
@@ -65,20 +65,40 @@ describe('ShardReader: network failures', () => {
       blockMs: 300,
       watchdogGraceMs: 300,
     });
-    await waitFor(() => seen.length === 3, 'first entries handled');
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(() => seen.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'first entries handled',
+    });
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
     expect(reader.counters.connectionsCreated).toBe(1);
     p.pause();
     const paused = performance.now();
-    await waitFor(() => reader.counters.watchdogFired >= 1, 'watchdog fired', 5000);
+    await waitFor(() => reader.counters.watchdogFired >= 1, {
+      timeoutMs: 5000,
+      intervalMs: 10,
+      message: 'watchdog fired',
+    });
     expect(performance.now() - paused).toBeLessThan(300 + 300 + 400);
     await fill(redis(), shard.key, 2, 3);
     expect(reader.isStalled()).toBe(false);
     p.resume();
-    await waitFor(() => seen.length === 5, 'entries after the blip handled', 10_000);
+    await waitFor(() => seen.length === 5, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'entries after the blip handled',
+    });
     expect(seen).toEqual([0, 1, 2, 3, 4]);
     expect(reader.counters.connectionsCreated).toBeGreaterThanOrEqual(2);
-    await waitFor(() => reader.status === 'reading', 'reading again');
+    await waitFor(() => reader.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'reading again',
+    });
   });
 
   it('a reader connection does not send a read again whose reply was lost with the connection', async () => {
@@ -97,16 +117,18 @@ describe('ShardReader: network failures', () => {
       reader
         .xreadgroup('GROUP', 'g', 'c', 'COUNT', 10, 'BLOCK', 30_000, 'STREAMS', key, '>')
         .catch(() => undefined);
-      await waitFor(
-        async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'),
-        'the blocked read',
-      );
+      await waitFor(async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'), {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'the blocked read',
+      });
       p.pause();
       await redis().xadd(key, '*', 'n', '1');
-      await waitFor(
-        async () => ((await redis().xpending(key, 'g')) as unknown[])[0] === 1,
-        'the entry delivered to the blocked read',
-      );
+      await waitFor(async () => ((await redis().xpending(key, 'g')) as unknown[])[0] === 1, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'the entry delivered to the blocked read',
+      });
       const ready = new Promise((resolve) => reader.once('ready', resolve));
       p.cutAll();
       p.resume();
@@ -131,15 +153,24 @@ describe('ShardReader: network failures', () => {
       watchdogGraceMs: 5000,
       reconnectBackoff: { initialDelayMs: 5, maxDelayMs: 50 },
     });
-    await waitFor(() => seen.length === 2, 'first entries handled');
-    await waitFor(
-      async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'),
-      'the blocked read',
-    );
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'first entries handled',
+    });
+    await waitFor(async () => String(await redis().client('LIST')).includes('cmd=xreadgroup'), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the blocked read',
+    });
     p.cutAll();
     const cut = performance.now();
     await fill(redis(), shard.key, 2, 2);
-    await waitFor(() => seen.length === 4, 'entries added after the reset handled', 4000);
+    await waitFor(() => seen.length === 4, {
+      timeoutMs: 4000,
+      intervalMs: 10,
+      message: 'entries added after the reset handled',
+    });
     expect(performance.now() - cut).toBeLessThan(3000);
     expect(seen).toEqual([0, 1, 2, 3]);
     expect(reader.counters.watchdogFired).toBe(0);
@@ -163,9 +194,17 @@ describe('ShardReader: network failures', () => {
       for (let i = 0; i < total; i += 100) {
         const accepted = p.accepted;
         await fill(redis(), shard.key, 100, i);
-        await waitFor(() => p.accepted > accepted, 'a reconnect after the chunk', 10_000);
+        await waitFor(() => p.accepted > accepted, {
+          timeoutMs: 10_000,
+          intervalMs: 10,
+          message: 'a reconnect after the chunk',
+        });
       }
-      await waitFor(() => new Set(seen).size === total, 'all handled', 60_000);
+      await waitFor(() => new Set(seen).size === total, {
+        timeoutMs: 60_000,
+        intervalMs: 10,
+        message: 'all handled',
+      });
     } finally {
       clearInterval(cutter);
     }
@@ -174,7 +213,11 @@ describe('ShardReader: network failures', () => {
     // unanswered command after reconnecting; a resent read shows up as orphans, reclaimed)
     expect(p.accepted).toBeGreaterThan(5);
     expect(seen).toEqual(Array.from({ length: total }, (_, i) => i));
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'all acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all acked',
+    });
     expect(['claiming', 'reading']).toContain(reader.status);
   });
 
@@ -205,7 +248,11 @@ describe('ShardReader: network failures', () => {
       async () =>
         new Set(seen).size + (await redis().xlen(shard.dlq)) >= 10 &&
         (await pending(redis(), shard.key, 'g')).length === 0,
-      'every entry handled (or dead-lettered) and acknowledged',
+      {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'every entry handled (or dead-lettered) and acknowledged',
+      },
     );
     expect(cutAfter.size).toBe(0);
     expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(5);
@@ -240,7 +287,7 @@ describe('ShardReader: network failures', () => {
     reader.start();
     await waitFor(
       async () => counts.length >= 3 && (await pending(redis(), shard.key, 'g')).length === 0,
-      'the three entries handled and acked',
+      { timeoutMs: 10_000, intervalMs: 10, message: 'the three entries handled and acked' },
     );
     expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
     expect(counts).toEqual([
@@ -271,7 +318,7 @@ describe('ShardReader: network failures', () => {
     });
     await waitFor(
       async () => counts.length >= 2 && (await pending(redis(), shard.key, 'g')).length === 0,
-      'the entry handled on its second delivery',
+      { timeoutMs: 10_000, intervalMs: 10, message: 'the entry handled on its second delivery' },
     );
     expect(reader.counters.connectionErrors).toBeGreaterThanOrEqual(1);
     expect(counts).toEqual([1, 2]);
@@ -299,21 +346,33 @@ describe('ShardReader: network failures', () => {
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => reader.status === 'reading', 'reading');
+    await waitFor(() => reader.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'reading',
+    });
     await first.close();
     // enough failed calls for the reader to replace its connection several times
-    await waitFor(() => reader.counters.connectionErrors >= 8, 'errors observed', 10_000);
+    await waitFor(() => reader.counters.connectionErrors >= 8, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'errors observed',
+    });
     await fill(redis(), shard.key, 3);
     await proxy(port);
-    await waitFor(() => seen.length === 3, 'handled after Redis came back', 20_000);
+    await waitFor(() => seen.length === 3, {
+      timeoutMs: 20_000,
+      intervalMs: 10,
+      message: 'handled after Redis came back',
+    });
     expect(seen).toEqual([0, 1, 2]);
     // every connection the reader gave up on, and its last one, ended: none was stranded in
     // `reconnecting` (ioredis does that to a connection disconnected between two sockets)
     await reader.stop();
-    await waitFor(
-      () => connections.every((c) => c.status === 'end'),
-      `every reader connection ended (${connections.map((c) => c.status).join(', ')})`,
-      5000,
-    );
+    await waitFor(() => connections.every((c) => c.status === 'end'), {
+      timeoutMs: 5000,
+      intervalMs: 10,
+      message: `every reader connection ended (${connections.map((c) => c.status).join(', ')})`,
+    });
   });
 });

@@ -8,8 +8,8 @@ import {
   seqOf,
   testShard,
   useReaders,
-  waitFor,
 } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('ShardReader: taking over a previous owner’s pending entries', () => {
   const { prefix, redis } = useRedisPrefix('reclaim');
@@ -32,7 +32,11 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       handle: async (m) => void seen.push([seqOf(m.payload), m.deliveryCount]),
     });
     reader.start();
-    await waitFor(() => seen.length === 8, '8 handled');
+    await waitFor(() => seen.length === 8, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: '8 handled',
+    });
     // pending ones first (each delivered twice now: old's read + our claim), then the new ones
     expect(seen).toEqual([
       [0, 2],
@@ -45,7 +49,11 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       [9, 1],
     ]);
     expect(reader.counters.claimed).toBe(4);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'all acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all acked',
+    });
   });
 
   it('skips pending entries that were deleted before the takeover', async () => {
@@ -63,10 +71,18 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => seen.length === 2, 'two handled');
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'two handled',
+    });
     expect(seen).toEqual([0, 2]);
     expect(reader.counters.missing).toBe(1);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'PEL empty');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'PEL empty',
+    });
   });
 
   it('waits until the fence names it before reading (the coordinator may still be writing it)', async () => {
@@ -81,14 +97,22 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => reader.status === 'starting', 'starting');
+    await waitFor(() => reader.status === 'starting', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'starting',
+    });
     // the fence names another member: nothing may be read (bounded negative check)
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(seen).toEqual([]);
     expect(await redis().exists(shard.key)).toBe(1);
     expect(((await redis().xinfo('GROUPS', shard.key)) as unknown[]).length).toBe(0);
     await grant(redis(), shard, 'g', 'late', 2);
-    await waitFor(() => seen.length === 2, 'handled after the grant');
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'handled after the grant',
+    });
     expect(seen).toEqual([0, 1]);
   });
 
@@ -105,13 +129,21 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => reader.status === 'starting', 'starting');
+    await waitFor(() => reader.status === 'starting', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'starting',
+    });
     await new Promise((resolve) => setTimeout(resolve, 150)); // bounded negative check
     expect(seen).toEqual([]);
     expect(await pending(redis(), shard.key, 'g').catch(() => [])).toEqual([]);
     // a full heartbeat's ensure (the same grant again) re-creates the gate
     await grant(redis(), shard, 'g', 'late');
-    await waitFor(() => seen.length === 2, 'handled once the gate exists');
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'handled once the gate exists',
+    });
     expect(seen).toEqual([0, 1]);
   });
 
@@ -127,15 +159,22 @@ describe('ShardReader: taking over a previous owner’s pending entries', () => 
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => reader.status === 'reading', 'reading');
+    await waitFor(() => reader.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'reading',
+    });
     await redis().xgroup('DESTROY', shard.key, 'g');
     await waitFor(
       async () => ((await redis().xinfo('GROUPS', shard.key)) as unknown[]).length === 1,
-      'group re-created',
-      5000,
+      { timeoutMs: 5000, intervalMs: 10, message: 'group re-created' },
     );
     await fill(redis(), shard.key, 2);
-    await waitFor(() => seen.length === 2, 'handled after the group came back', 5000);
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 5000,
+      intervalMs: 10,
+      message: 'handled after the group came back',
+    });
     expect(seen).toEqual([0, 1]);
     expect(reader.status).toBe('reading');
   });

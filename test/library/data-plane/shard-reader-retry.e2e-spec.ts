@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useRedisPrefix } from '../../support/redis.js';
-import {
-  fill,
-  grant,
-  pending,
-  seqOf,
-  testShard,
-  useReaders,
-  waitFor,
-} from './data-plane-fixtures.js';
+import { fill, grant, pending, seqOf, testShard, useReaders } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 /** Dead-letter entries as field maps. */
 async function deadLetters(
@@ -64,7 +57,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       },
     });
     reader.start();
-    await waitFor(() => calls.length === 5, 'five handler calls');
+    await waitFor(() => calls.length === 5, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'five handler calls',
+    });
     expect(calls.map((c) => [c.seq, c.delivery])).toEqual([
       [0, 1],
       [1, 1],
@@ -93,7 +90,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     });
     expect(letter?.stack).toContain('card declined');
     expect(Number.isNaN(Date.parse(letter?.failedAt ?? ''))).toBe(false);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'all acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all acked',
+    });
     expect(reader.counters).toMatchObject({ handled: 2, failed: 3, retried: 2, deadLettered: 1 });
   });
 
@@ -113,14 +114,22 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       },
     });
     reader.start();
-    await waitFor(() => deliveries.length === 3, 'three calls');
+    await waitFor(() => deliveries.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'three calls',
+    });
     expect(deliveries).toEqual([
       [0, 1],
       [0, 2],
       [1, 1],
     ]);
     expect(await redis().exists(shard.dlq)).toBe(0);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 
   it('dead-letters an undecodable message at once (no key or bad headers: without calling the handler; a bad payload: when the handler reads it)', async () => {
@@ -138,9 +147,17 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => seen.length === 1, 'the good one handled');
+    await waitFor(() => seen.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the good one handled',
+    });
     expect(seen).toEqual([7]);
-    await waitFor(async () => (await redis().xlen(shard.dlq)) === 3, 'three dead letters');
+    await waitFor(async () => (await redis().xlen(shard.dlq)) === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'three dead letters',
+    });
     const letters = await deadLetters(redis(), shard.dlq);
     expect(letters.map((l) => [l.reason, l.deliveryCount])).toEqual([
       ['undecodable', '1'],
@@ -152,7 +169,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     expect(letters[1]?.error).toContain('no "key" field');
     expect(letters[2]?.error).toContain('non-string value');
     expect(reader.counters.failed).toBe(0);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 
   it('dead-letters a message whose payload read failed even when the handler caught the error; a handler that never reads the payload is not stopped by it', async () => {
@@ -179,13 +200,25 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       },
     });
     reader.start();
-    await waitFor(() => seen.length === 3, 'three calls');
+    await waitFor(() => seen.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'three calls',
+    });
     expect(seen).toEqual(['swallowed', 'unread', 'last']);
-    await waitFor(async () => (await redis().xlen(shard.dlq)) === 1, 'one dead letter');
+    await waitFor(async () => (await redis().xlen(shard.dlq)) === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'one dead letter',
+    });
     const letters = await deadLetters(redis(), shard.dlq);
     expect(letters.map((l) => [l.reason, l.key])).toEqual([['undecodable', 'swallowed']]);
     expect(reader.counters).toMatchObject({ handled: 2, failed: 0, deadLettered: 1 });
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 
   it('with dead-lettering off, drops the message past maxDeliveries and acks it', async () => {
@@ -206,7 +239,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       },
     });
     reader.start();
-    await waitFor(() => seen.length === 3, 'three calls');
+    await waitFor(() => seen.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'three calls',
+    });
     expect(seen).toEqual([
       [0, 1],
       [0, 2],
@@ -214,7 +251,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
     ]);
     expect(await redis().exists(shard.dlq)).toBe(0);
     expect(reader.counters.dropped).toBe(1);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 
   it('a poison message already past maxDeliveries when taken over is dead-lettered without another try', async () => {
@@ -234,7 +275,11 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       handle: async (m) => void seen.push(seqOf(m.payload)),
     });
     reader.start();
-    await waitFor(() => seen.length === 1, 'the other one handled');
+    await waitFor(() => seen.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'the other one handled',
+    });
     expect(seen).toEqual([1]);
     const [letter] = await deadLetters(redis(), shard.dlq);
     expect(letter).toMatchObject({ id: poison, reason: 'max-deliveries', deliveryCount: '3' });
@@ -242,6 +287,10 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       error: 'delivered 3 times without being acknowledged (maxDeliveries 2)',
     });
     expect(letter!.stack).toMatch(/^MaxDeliveriesExceededError: /);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, 'acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
   });
 });

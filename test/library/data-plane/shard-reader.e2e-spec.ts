@@ -10,8 +10,8 @@ import {
   seqOf,
   testShard,
   useReaders,
-  waitFor,
 } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('ShardReader: ordered handling, acks, stop', () => {
   const { prefix, redis } = useRedisPrefix('reader');
@@ -54,15 +54,31 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       },
     });
     reader.start();
-    await waitFor(() => seen.length === 250, '250 handled');
+    await waitFor(() => seen.length === 250, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: '250 handled',
+    });
     // more entries while the reader waits in its blocking read
     await fill(redis(), shard.key, 30, 250);
-    await waitFor(() => seen.length === 280, '280 handled');
+    await waitFor(() => seen.length === 280, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: '280 handled',
+    });
     expect(seen).toEqual(Array.from({ length: 280 }, (_, i) => i));
     expect(overlap).toBe(false);
-    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'all acked');
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all acked',
+    });
     // the acked hook reported every entry once, in order, each after its handler resolved
-    await waitFor(() => acked.length === 280, 'every ack reported');
+    await waitFor(() => acked.length === 280, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'every ack reported',
+    });
     expect(acked).toEqual([...handledIds]);
     expect(ackedEarly).toBe(0);
     expect(ackedTwice).toBe(0);
@@ -91,7 +107,11 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       handle: async (m) => void got.push(m),
     });
     reader.start();
-    await waitFor(() => got.length === 1, 'one message');
+    await waitFor(() => got.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'one message',
+    });
     const message = got[0] as StreamShardMessage;
     expect(message).toMatchObject({
       id,
@@ -121,14 +141,26 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       },
     });
     reader.start();
-    await waitFor(() => reader.handlerRunningSince !== undefined, 'handler running');
+    await waitFor(() => reader.handlerRunningSince !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'handler running',
+    });
     const blocked = await pending(redis(), shard.key, 'g1');
     expect(blocked.map((p) => p[0])).toContain(first);
     expect(blocked.every((p) => p[1] === 'm1')).toBe(true);
     expect(handled).toEqual([]);
     gate.resolve();
-    await waitFor(() => handled.length === 3, 'all handled');
-    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'all acked');
+    await waitFor(() => handled.length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all handled',
+    });
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'all acked',
+    });
   });
 
   it('stop() waits for the in-flight handler, acks it, and leaves the rest pending', async () => {
@@ -147,10 +179,11 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       },
     });
     reader.start();
-    await waitFor(
-      () => handled.length === 1 && reader.handlerRunningSince !== undefined,
-      'second handler running',
-    );
+    await waitFor(() => handled.length === 1 && reader.handlerRunningSince !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'second handler running',
+    });
     let stopped = false;
     const stopping = reader.stop().then(() => {
       stopped = true;
@@ -180,8 +213,12 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       handle: async () => void handled++,
     });
     reader.start();
-    await waitFor(() => handled === 2, 'handled');
-    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, 'acked');
+    await waitFor(() => handled === 2, { timeoutMs: 10_000, intervalMs: 10, message: 'handled' });
+    await waitFor(async () => (await pending(redis(), shard.key, 'g1')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'acked',
+    });
     const started = performance.now();
     await reader.stop();
     const took = performance.now() - started;
@@ -204,7 +241,7 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       handle: async () => void handled++,
     });
     done.start();
-    await waitFor(() => handled === 3, 'handled');
+    await waitFor(() => handled === 3, { timeoutMs: 10_000, intervalMs: 10, message: 'handled' });
     expect((await consumers(redis(), shard.key, 'g1')).map(([name]) => name).sort()).toEqual([
       'm1',
       'other',
@@ -225,7 +262,11 @@ describe('ShardReader: ordered handling, acks, stop', () => {
       },
     });
     stopping.start();
-    await waitFor(() => stopping.handlerRunningSince !== undefined, 'first handler running');
+    await waitFor(() => stopping.handlerRunningSince !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'first handler running',
+    });
     const stopped = stopping.stop();
     gate.resolve();
     await stopped;

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   PublishArgumentError,
@@ -14,7 +14,7 @@ import {
   routingFunctionFor,
   type StreamRouting,
 } from '../../../libs/stream-coordinator/src/protocol/index.js';
-import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { useRedisPrefix, createTestRedis } from '../../support/redis.js';
 import { setShardState } from './data-plane-fixtures.js';
 
 /** An in-memory coordinator: the routing it serves can be switched; fetches are counted. */
@@ -64,7 +64,7 @@ describe('StreamPublisher', () => {
   const keys = new KeySpace(prefix);
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl());
+    connection = createTestRedis();
   });
   afterAll(() => connection.disconnect());
 

@@ -1,15 +1,9 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { redisUrl, useRedisPrefix, createTestRedis } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import {
-  fill,
-  grant,
-  testShard,
-  useReaders,
-  waitFor,
-  type TestShard,
-} from './data-plane-fixtures.js';
+import { fill, grant, testShard, useReaders, type TestShard } from './data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 const MESSAGES = 50_000;
 const BATCH = 100;
@@ -47,7 +41,7 @@ describe('ShardReader throughput (informational, loose bound)', () => {
   const newReader = useReaders();
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl());
+    connection = createTestRedis();
   });
   afterAll(() => connection.disconnect());
 
@@ -67,7 +61,11 @@ describe('ShardReader throughput (informational, loose bound)', () => {
     });
     const started = performance.now();
     reader.start();
-    await waitFor(() => handled === messages, 'all handled', 100_000);
+    await waitFor(() => handled === messages, {
+      timeoutMs: 100_000,
+      intervalMs: 10,
+      message: 'all handled',
+    });
     await reader.stop();
     return finished - started;
   }
@@ -100,7 +98,7 @@ describe('ShardReader throughput (informational, loose bound)', () => {
   it('the same through a 1 ms round trip (informational: one round trip per batch vs two)', async () => {
     const messages = 20_000;
     const proxy = await TcpProxy.start(Number(new URL(redisUrl()).port || 6379));
-    const slow = new Redis(proxy.url);
+    const slow = createTestRedis({ url: proxy.url });
     try {
       proxy.latencyMs = 0.5;
       const rawShard = testShard(prefix, 'rawnet', 0);

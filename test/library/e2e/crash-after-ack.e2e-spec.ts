@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GroupRun, waitFor } from './group-run.js';
+import { waitFor } from '../../support/wait.js';
+import { GroupRun } from './group-run.js';
 
 // A member killed (SIGKILL) after Redis applied one of its acks but before it saw the answer:
 // the messages are handled and acknowledged — not pending, never delivered again — but the
@@ -24,7 +25,10 @@ describe('e2e: a member killed between Redis applying its ack and recording it',
     await run.waitForMembers(['w1', 'w2']);
     const w2 = run.workers.get('w2');
     await run.producer.produce({ total: 2000, keys: 100, ratePerSecond: 1000 });
-    await waitFor(() => w2?.process.running === false, 'w2 to crash', 20_000);
+    await waitFor(() => w2?.process.running === false, {
+      timeoutMs: 20_000,
+      message: 'w2 to crash',
+    });
     await run.waitDrained(30_000);
 
     const { report, input } = await run.check('crash after ack run');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GroupRun, waitFor } from './group-run.js';
+import { GroupRun } from './group-run.js';
+import { waitFor } from '../../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 3000;
 
@@ -39,19 +40,19 @@ describe('e2e: a member frozen while its read is pending', () => {
     z1?.process.signal('SIGSTOP');
     const stopAt = Date.now();
     for (let i = 0; i < 4; i++) for (const key of keys) await run.producer.publishOne(key);
-    await waitFor(
-      async () => (await run.shardsOf('z2')).length === 2,
-      'z2 to take over the frozen member’s shard',
-      SESSION_TIMEOUT_MS + 5000,
-    );
+    await waitFor(async () => (await run.shardsOf('z2')).length === 2, {
+      timeoutMs: SESSION_TIMEOUT_MS + 5000,
+      intervalMs: 20,
+      message: 'z2 to take over the frozen member’s shard',
+    });
     await run.waitDrained(10_000);
     const tookOverMs = Date.now() - stopAt;
     z1?.process.signal('SIGCONT');
-    await waitFor(
-      async () => (await run.shardsOf('z1')).length === 1,
-      'z1 to rejoin and be granted a shard again',
-      10_000,
-    );
+    await waitFor(async () => (await run.shardsOf('z1')).length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'z1 to rejoin and be granted a shard again',
+    });
     // more traffic after the rejoin: both members work normally again
     for (const key of keys) await run.producer.publishOne(key);
     for (const key of Array.from({ length: 100 }, (_, i) => `j${i}`).slice(0, 20))

@@ -12,8 +12,8 @@ import {
 import { fetchGroupEvents } from '../../support/invariants/index.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { waitFor } from './group-run.js';
 import { type MemberApp, startMemberApp } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 /** A promise and its resolve function. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -69,8 +69,7 @@ describe('e2e: graceful shutdown order', () => {
   const started = async (app: MemberApp, group: string, member: string): Promise<void> => {
     await waitFor(
       async () => (await members(group)).includes(member) && app.runtime.status().held.length === 1,
-      `${member} to own the shard`,
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 20, message: `${member} to own the shard` },
     );
   };
 
@@ -112,11 +111,11 @@ describe('e2e: graceful shutdown order', () => {
 
     // watch the connections go while the rest of the shutdown runs
     let connectionsGoneAt = 0;
-    const watching = waitFor(
-      () => proxy.connections === 0,
-      'the app to close its Redis connections',
-      10_000,
-    ).then(() => {
+    const watching = waitFor(() => proxy.connections === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the app to close its Redis connections',
+    }).then(() => {
       connectionsGoneAt = Date.now();
     });
     release.open();
@@ -189,7 +188,11 @@ describe('e2e: graceful shutdown order', () => {
       // the handler never finished: its entry waits in the pending list for the next owner
       // (a new group starts at the beginning of the stream, so it may have read more)
       expect(await pendingIds('stuck')).toContain(inFlight);
-      await waitFor(() => proxy.connections === 0, 'the connections to close', 5000);
+      await waitFor(() => proxy.connections === 0, {
+        timeoutMs: 5000,
+        intervalMs: 20,
+        message: 'the connections to close',
+      });
     } finally {
       release.open();
     }

@@ -5,7 +5,7 @@ import type {
   GroupEventEntry,
   StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   CoordinatorApi,
   CoordinatorProcess,
@@ -18,16 +18,17 @@ import {
   ownershipFromEvents,
   readDeadLetters,
   readPendingSnapshot,
-  readRecordFiles,
   type InvariantInput,
   type InvariantOptions,
   type InvariantReport,
   type OwnershipInterval,
 } from '../../support/invariants/index.js';
+import { readRecordFiles } from '../../support/handled-records.js';
 import { KeyedProducer } from '../../support/keyed-producer.js';
-import { cleanupPrefix, redisUrl, uniquePrefix } from '../../support/redis.js';
+import { cleanupPrefix, redisUrl, uniquePrefix, createTestRedis } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
+import { waitFor } from '../../support/wait.js';
 
 /** The stream every group run uses. */
 export const STREAM = 'orders';
@@ -53,24 +54,6 @@ export interface RunWorker {
 function stripAnsi(line: string): string {
   const [first = '', ...rest] = line.split(String.fromCharCode(27));
   return first + rest.map((part) => part.replace(/^\[[0-9;]*m/, '')).join('');
-}
-
-/** Polls `condition` every 20 ms until it holds; fails after `timeoutMs` naming `what`. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string | (() => string),
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /**
@@ -120,7 +103,7 @@ export class GroupRun {
         SESSION_TIMEOUT_MS: String(resolved.sessionTimeoutMs),
       },
     });
-    const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2 });
+    const redis = createTestRedis();
     return new GroupRun(resolved, prefix, coordinator, redis, dir);
   }
 
@@ -175,9 +158,12 @@ export class GroupRun {
           last.members.every((m) => m.assignment.length > 0)
         );
       },
-      () =>
-        `group ${this.group} to be STABLE with members ${members.join(', ')} (last: ${JSON.stringify(last)})`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () =>
+          `group ${this.group} to be STABLE with members ${members.join(', ')} (last: ${JSON.stringify(last)})`,
+      },
     );
     return last as unknown as DescribedGroup;
   }
@@ -217,8 +203,11 @@ export class GroupRun {
         state = parts.join('; ');
         return done;
       },
-      () => `every shard to be consumed and acked (${state})\n${this.workerWarnings()}`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () => `every shard to be consumed and acked (${state})\n${this.workerWarnings()}`,
+      },
     );
     // Redis applied the acks; a worker writes its ack record when it sees the reply, a moment
     // later. Wait for the records of running workers too, or the checker could read the files
@@ -242,8 +231,12 @@ export class GroupRun {
         }
         return missing === 0;
       },
-      () => `the ack records of running workers (${missing} handled messages without one)`,
-      timeoutMs,
+      {
+        timeoutMs,
+        intervalMs: 20,
+        message: () =>
+          `the ack records of running workers (${missing} handled messages without one)`,
+      },
     );
   }
 

@@ -48,8 +48,8 @@ import {
   TEST_TOKENS,
 } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-import { waitFor } from './group-run.js';
 import { CollectingLogger } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 /** One dead-letter entry, fields by name. */
 type DeadLetter = Record<string, string>;
@@ -180,11 +180,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const runtime = app.get(MemberRuntime);
     // every stream has one shard
     const streams = shards ?? app.get(StreamHandlerRegistry).size;
-    await waitFor(
-      () => runtime.status().held.length === streams,
-      `${group} to own ${streams} shards`,
-      15_000,
-    );
+    await waitFor(() => runtime.status().held.length === streams, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: `${group} to own ${streams} shards`,
+    });
     return { app, group, logs };
   };
 
@@ -226,11 +226,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const { app, group } = await start([FilteredHandler]);
     const id = await app.get(StreamProducer).publish('filtered', 'k-1', { n: 1 });
 
-    await waitFor(
-      async () => (await deadLetters('filtered')).length === 1,
-      'a dead letter',
-      15_000,
-    );
+    await waitFor(async () => (await deadLetters('filtered')).length === 1, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a dead letter',
+    });
     const [letter] = await deadLetters('filtered');
     expect(letter).toMatchObject({
       id,
@@ -240,7 +240,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     });
     expect(letter?.stack).toContain('FilteredHandler.handle');
     expect(app.get(Calls).spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
-    await waitFor(async () => (await pending('filtered', group)) === 0, 'the ack', 5_000);
+    await waitFor(async () => (await pending('filtered', group)) === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      message: 'the ack',
+    });
   });
 
   it('an exception filter returning an empty Observable (EMPTY) handled nothing: retried, then dead-lettered', async () => {
@@ -258,17 +262,21 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const { app, group } = await start([EmptyFilteredHandler]);
     const id = await app.get(StreamProducer).publish('filter-empty', 'k-e', { n: 1 });
 
-    await waitFor(
-      async () => (await deadLetters('filter-empty')).length === 1,
-      'a dead letter',
-      15_000,
-    );
+    await waitFor(async () => (await deadLetters('filter-empty')).length === 1, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a dead letter',
+    });
     const [letter] = await deadLetters('filter-empty');
     expect(letter).toMatchObject({ id, reason: 'max-deliveries' });
     expect(letter?.error).toContain('completed without a value');
     expect(letter?.error).toContain('refusing k-e');
     expect(app.get(Calls).spans.map((s) => s.delivery)).toEqual([1, 2, 3]);
-    await waitFor(async () => (await pending('filter-empty', group)) === 0, 'the ack', 5_000);
+    await waitFor(async () => (await pending('filter-empty', group)) === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      message: 'the ack',
+    });
   });
 
   it('a timeout interceptor: the retry starts only after the timed-out call ended; each timeout is a failure', async () => {
@@ -288,7 +296,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const { app, logs } = await start([SlowHandler]);
     const id = await app.get(StreamProducer).publish('timed', 'k-2', { n: 2 });
 
-    await waitFor(async () => (await deadLetters('timed')).length === 1, 'a dead letter', 20_000);
+    await waitFor(async () => (await deadLetters('timed')).length === 1, {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+      message: 'a dead letter',
+    });
     const [letter] = await deadLetters('timed');
     expect(letter).toMatchObject({ id, reason: 'max-deliveries', error: 'Request Timeout' });
     const spans = app.get(Calls).spans;
@@ -348,13 +360,25 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     for (const { shard } of routing.ranges) {
       await producer.publish('revoked', keyFor(shard), { shard });
     }
-    await waitFor(() => started.length === 2, 'both calls to start', 10_000);
+    await waitFor(() => started.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'both calls to start',
+    });
     // the interceptor gave up on both calls: the chain settled, the methods still run
-    await waitFor(() => timeouts === 2, 'both calls to time out', 10_000);
+    await waitFor(() => timeouts === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'both calls to time out',
+    });
 
     const second = start([GatedHandler], { group: first.group, memberId: `${first.group}-b` }, 1);
     second.catch(() => undefined);
-    await waitFor(() => runtime.status().assigned.length === 1, 'the revoke to start', 15_000);
+    await waitFor(() => runtime.status().assigned.length === 1, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the revoke to start',
+    });
     // the revoked shard's reader is held while its method runs, through several heartbeats
     // (500 ms): it is not reported released, so the coordinator does not hand it over
     const watchUntil = Date.now() + 2_000;
@@ -420,8 +444,7 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
         (await Promise.all(['nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'].map(letterOf))).every(
           (letter) => letter !== undefined,
         ),
-      'four dead letters',
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 20, message: 'four dead letters' },
     );
     expect(await letterOf('nr-pipe')).toMatchObject({
       id: ids.pipe,
@@ -448,11 +471,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
       deliveryCount: String(MAX_DELIVERIES),
     });
     for (const stream of ['nr-pipe', 'nr-error', 'nr-guard', 'nr-plain'])
-      await waitFor(
-        async () => (await pending(stream, group)) === 0,
-        `the ack on ${stream}`,
-        5_000,
-      );
+      await waitFor(async () => (await pending(stream, group)) === 0, {
+        timeoutMs: 5_000,
+        intervalMs: 20,
+        message: `the ack on ${stream}`,
+      });
   });
 
   it('a request-scoped APP_INTERCEPTOR and a request-scoped host are built for each message', async () => {
@@ -489,10 +512,18 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
     const producer = app.get(StreamProducer);
     const ids: string[] = [];
     for (let n = 0; n < 5; n++) ids.push(await producer.publish('scoped', `k-${n}`, { n }));
-    await waitFor(() => app.get(Calls).spans.length === 5, 'five handled messages', 15_000);
+    await waitFor(() => app.get(Calls).spans.length === 5, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'five handled messages',
+    });
     expect(app.get(Calls).spans.map((s) => s.id)).toEqual(ids);
     expect(app.get(Calls).spans.every((s) => s.delivery === 1)).toBe(true);
-    await waitFor(async () => (await pending('scoped', group)) === 0, 'the acks', 5_000);
+    await waitFor(async () => (await pending('scoped', group)) === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      message: 'the acks',
+    });
     expect(await deadLetters('scoped')).toEqual([]);
   });
 
@@ -533,7 +564,11 @@ describe('e2e: the Nest handler pipeline decides ack, retry and dead-letter', ()
       for (const tenant of ['t-a', 't-a', 't-b', 't-a']) {
         await producer.publish('durable', tenant, { tenant });
       }
-      await waitFor(() => seen.length === 4, 'four messages', 10_000);
+      await waitFor(() => seen.length === 4, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'four messages',
+      });
       expect(seen).toEqual(['t-a:t-a', 't-a:t-a', 't-b:t-b', 't-a:t-a']);
       expect(built).toEqual(['t-a', 't-b']);
     } finally {

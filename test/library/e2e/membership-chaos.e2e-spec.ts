@@ -1,7 +1,8 @@
 import type { GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandledRecord, OwnershipInterval } from '../../support/invariants/index.js';
-import { GroupRun, STREAM, waitFor } from './group-run.js';
+import { GroupRun, STREAM } from './group-run.js';
+import { waitFor } from '../../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 3000;
 const HEARTBEAT_INTERVAL_MS = 500;
@@ -93,18 +94,22 @@ describe('e2e: membership changes during a 20,000-message run', () => {
       timeline.push(`${String(now - t0).padStart(6)} ms  ${what}`);
       return now;
     };
-    const publishedAtLeast = (n: number): Promise<void> =>
-      waitFor(() => published >= n, `${n} messages published`, 30_000);
+    const publishedAtLeast = (n: number): Promise<number> =>
+      waitFor(() => published >= n, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        message: `${n} messages published`,
+      });
 
     // 1. a member joins
     await publishedAtLeast(2000);
     mark('w4 starting');
     await run.startWorker('w4', { HANDLER_DELAY_MS: '1' });
-    await waitFor(
-      async () => (await run.shardsOf('w4')).length > 0,
-      'w4 to be granted shards',
-      10_000,
-    );
+    await waitFor(async () => (await run.shardsOf('w4')).length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'w4 to be granted shards',
+    });
     mark(`w4 owns shards ${String(await run.shardsOf('w4'))}`);
     allowUpTo(6000);
 
@@ -135,11 +140,11 @@ describe('e2e: membership changes during a 20,000-message run', () => {
       }
       return out;
     };
-    await waitFor(
-      async () => (await pendingOf('w2')).length > 0,
-      'w2 to have entries in flight',
-      10_000,
-    );
+    await waitFor(async () => (await pendingOf('w2')).length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'w2 to have entries in flight',
+    });
     const killAt = mark('SIGKILL w2');
     await w2?.process.kill();
     const orphans = await pendingOf('w2');
@@ -149,11 +154,11 @@ describe('e2e: membership changes during a 20,000-message run', () => {
     );
     mark(`w2 killed with ${orphans.length} entries pending`);
     expect(orphans.length).toBeGreaterThan(0);
-    await waitFor(
-      async () => !(await run.describe())?.members.some((m) => m.memberId === 'w2'),
-      'w2 to expire',
-      10_000,
-    );
+    await waitFor(async () => !(await run.describe())?.members.some((m) => m.memberId === 'w2'), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'w2 to expire',
+    });
     mark('w2 expired');
     await run.startWorker('w5', { HANDLER_DELAY_MS: '1' });
     await run.waitForMembers(['w3', 'w4', 'w5']);
@@ -166,25 +171,25 @@ describe('e2e: membership changes during a 20,000-message run', () => {
     const stopAt = mark(`SIGSTOP w3 (owns ${String(await run.shardsOf('w3'))})`);
     w3?.process.signal('SIGSTOP');
     allowUpTo(16_500);
-    await waitFor(
-      async () => !(await run.describe())?.members.some((m) => m.memberId === 'w3'),
-      'w3 to expire',
-      10_000,
-    );
+    await waitFor(async () => !(await run.describe())?.members.some((m) => m.memberId === 'w3'), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'w3 to expire',
+    });
     mark('w3 expired');
     // let the new owners work on its shards for a while, then thaw it
-    await waitFor(
-      () => Date.now() >= stopAt + SESSION_TIMEOUT_MS + 1500,
-      'the freeze to last',
-      10_000,
-    );
+    await waitFor(() => Date.now() >= stopAt + SESSION_TIMEOUT_MS + 1500, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the freeze to last',
+    });
     const contAt = mark('SIGCONT w3');
     w3?.process.signal('SIGCONT');
-    await waitFor(
-      async () => (await run.shardsOf('w3')).length > 0,
-      'w3 to rejoin and be granted shards',
-      15_000,
-    );
+    await waitFor(async () => (await run.shardsOf('w3')).length > 0, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'w3 to rejoin and be granted shards',
+    });
     mark(`w3 rejoined with shards ${String(await run.shardsOf('w3'))}`);
     allowUpTo(20_000);
 

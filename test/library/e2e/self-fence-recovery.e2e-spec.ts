@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { waitFor } from './group-run.js';
 import { type MemberApp, startMemberApp } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 
@@ -53,11 +53,11 @@ describe('e2e: self-fencing and recovery', () => {
     const phases: string[] = [];
     const { MemberRuntimeEvents } = await import('@redis-stream-coordinator/nestjs');
     member.app.get(MemberRuntimeEvents).onLifecycle((type) => phases.push(type));
-    await waitFor(
-      () => member.runtime.status().held.length === 2,
-      'the member to read both shards',
-      15_000,
-    );
+    await waitFor(() => member.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the member to read both shards',
+    });
     const routing = (await api.get<StreamRouting>('/v1/streams/orders')).body;
     const pending = async (): Promise<number> => {
       let n = 0;
@@ -67,7 +67,11 @@ describe('e2e: self-fencing and recovery', () => {
     };
     const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
     for (const key of keys) await member.producer.publish('orders', key, { seq: 0 });
-    await waitFor(() => member.handled.length === 20, 'the first 20 messages', 10_000);
+    await waitFor(() => member.handled.length === 20, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the first 20 messages',
+    });
 
     // cut the member off from the coordinator; keep publishing (slowly handled) meanwhile
     slow = true;
@@ -75,13 +79,17 @@ describe('e2e: self-fencing and recovery', () => {
     const cutAt = Date.now();
     for (let seq = 1; seq <= 5; seq++)
       for (const key of keys) await member.producer.publish('orders', key, { seq });
-    await waitFor(
-      () => member.runtime.status().phase === 'self-fenced',
-      'the member to self-fence',
-      SESSION_TIMEOUT_MS,
-    );
+    await waitFor(() => member.runtime.status().phase === 'self-fenced', {
+      timeoutMs: SESSION_TIMEOUT_MS,
+      intervalMs: 20,
+      message: 'the member to self-fence',
+    });
     const fencedAfter = Date.now() - cutAt;
-    await waitFor(() => member.runtime.status().held.length === 0, 'every reader to stop', 5000);
+    await waitFor(() => member.runtime.status().held.length === 0, {
+      timeoutMs: 5000,
+      intervalMs: 20,
+      message: 'every reader to stop',
+    });
     const handledWhileFenced = member.handled.length;
     // still a member as far as the coordinator knows (no expiry)
     const described = (await api.get<DescribedGroup>('/v1/groups/fence')).body;
@@ -95,14 +103,14 @@ describe('e2e: self-fencing and recovery', () => {
     const resumedAt = Date.now();
     await waitFor(
       () => member.runtime.status().phase === 'active' && member.runtime.status().held.length === 2,
-      'the member to take its shards back',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 20, message: 'the member to take its shards back' },
     );
-    await waitFor(
-      async () => member.handled.length >= 120 && (await pending()) === 0,
-      () => `all 120 messages handled and acked (handled ${member.handled.length}, pending ...)`,
-      20_000,
-    );
+    await waitFor(async () => member.handled.length >= 120 && (await pending()) === 0, {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+      message: () =>
+        `all 120 messages handled and acked (handled ${member.handled.length}, pending ...)`,
+    });
     process.stdout.write(
       `self-fence: fenced ${fencedAfter} ms after the cut (deadline ${SESSION_TIMEOUT_MS * 0.75} ms after the last heartbeat), caught up ${Date.now() - resumedAt} ms after the coordinator came back; lifecycle: ${phases.join(' → ')}\n`,
     );
@@ -130,26 +138,30 @@ describe('e2e: self-fencing and recovery', () => {
       handle: async () => undefined,
     });
     app = member;
-    await waitFor(
-      () => member.runtime.status().held.length === 2,
-      'the member to read both shards',
-      15_000,
-    );
+    await waitFor(() => member.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the member to read both shards',
+    });
     // (a new group reads the stream from its start: the first test's messages come too)
     for (let i = 0; i < 10; i++) await member.producer.publish('orders', `late-${i}`, { seq: 0 });
     const mine = (seq: number): number =>
       member.handled.filter((h) => h.key.startsWith('late-') && h.seq === seq).length;
-    await waitFor(() => mine(0) === 10, 'the first 10 messages', 10_000);
+    await waitFor(() => mine(0) === 10, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the first 10 messages',
+    });
 
     // Every byte to and from the coordinator now takes 2.3 s each way: the heartbeat in flight
     // is answered (successfully: no expiry, the session is 6 s) only after the member
     // self-fenced at 4.5 s. A nudge meanwhile asks for the next heartbeat at once.
     proxy.latencyMs = 2300;
-    await waitFor(
-      () => member.runtime.status().phase === 'self-fenced',
-      'the member to self-fence',
-      10_000,
-    );
+    await waitFor(() => member.runtime.status().phase === 'self-fenced', {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the member to self-fence',
+    });
     await redis.redis().publish(`${redis.prefix}:nudge:late-answer`, 'late');
     proxy.latencyMs = 0;
 
@@ -157,17 +169,20 @@ describe('e2e: self-fencing and recovery', () => {
     // both shards again, and handles new messages
     await waitFor(
       () => member.runtime.status().phase === 'active' && member.runtime.status().held.length === 2,
-      () =>
-        `the member to take both shards back (status ${JSON.stringify(member.runtime.status())})`,
-      10_000,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: () =>
+          `the member to take both shards back (status ${JSON.stringify(member.runtime.status())})`,
+      },
     );
     for (let i = 0; i < 10; i++) await member.producer.publish('orders', `late-${i}`, { seq: 1 });
-    await waitFor(
-      () => mine(1) === 10,
-      () =>
+    await waitFor(() => mine(1) === 10, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: () =>
         `the next 10 messages (handled ${mine(1)}; status ${JSON.stringify(member.runtime.status())})`,
-      10_000,
-    );
+    });
     const group = (await api.get<DescribedGroup>('/v1/groups/late-answer')).body;
     expect(group.members.map((m) => m.memberId)).toEqual(['late']);
     expect(member.runtime.status().memberEpoch).toBe(group.members[0]?.memberEpoch);

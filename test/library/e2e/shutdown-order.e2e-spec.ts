@@ -15,8 +15,8 @@ import {
   TEST_TOKENS,
 } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-import { waitFor } from './group-run.js';
 import { CollectingLogger } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 /** What one app saw: handler calls and when the user's own teardown began. */
 interface Trace {
@@ -130,7 +130,11 @@ describe('e2e: shutdown drains before the application tears its own providers do
     const total = 40;
     for (let seq = 0; seq < total; seq++) await producer.publish('orders', `k${seq % 8}`, { seq });
     // mid-load: handlers are running on both shards
-    await waitFor(() => first.calls.length >= 4, 'the first handlers to finish', 15_000);
+    await waitFor(() => first.calls.length >= 4, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the first handlers to finish',
+    });
     await app.close();
 
     expect(first.firstDestroyAt).toBeGreaterThan(0);
@@ -148,11 +152,11 @@ describe('e2e: shutdown drains before the application tears its own providers do
     try {
       const seen = () =>
         new Set([...first.calls, ...second.calls].filter((c) => c.ok).map((c) => c.seq));
-      await waitFor(
-        () => seen().size === total,
-        () => `all ${total} (seen ${seen().size})`,
-        20_000,
-      );
+      await waitFor(() => seen().size === total, {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+        message: () => `all ${total} (seen ${seen().size})`,
+      });
     } finally {
       await next.close();
     }

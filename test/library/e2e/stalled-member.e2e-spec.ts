@@ -5,8 +5,9 @@ import {
   type HandledRecord,
 } from '../../support/invariants/index.js';
 import { redisUrl } from '../../support/redis.js';
-import { GroupRun, STREAM, waitFor } from './group-run.js';
+import { GroupRun, STREAM } from './group-run.js';
 import { type MemberApp, startMemberApp } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 const SESSION_TIMEOUT_MS = 3000;
 const STALL_MS = 4500;
@@ -54,11 +55,11 @@ describe('e2e: a member whose event loop stalls past the session timeout', () =>
     await run.startWorker('healthy');
     await run.waitForMembers(['stalled', 'healthy']);
     const app = stalled;
-    await waitFor(
-      () => app.runtime.status().held.length === 2,
-      'the stalled member to read its 2 shards',
-      10_000,
-    );
+    await waitFor(() => app.runtime.status().held.length === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the stalled member to read its 2 shards',
+    });
     const [a, b] = (await run.shardsOf('stalled')) as [number, number];
     const routing = await run.producer.routingOf();
     const keysOf = (shard: number, prefix: string, n: number): string[] =>
@@ -98,16 +99,16 @@ describe('e2e: a member whose event loop stalls past the session timeout', () =>
     run.producer.produced.push(...sent);
 
     await run.waitDrained(20_000);
-    await waitFor(
-      async () => (await run.shardsOf('stalled')).length > 0,
-      'the stalled member to rejoin',
-      10_000,
-    );
-    await waitFor(
-      () => app.runtime.status().held.length > 0,
-      'the stalled member to read again',
-      10_000,
-    );
+    await waitFor(async () => (await run.shardsOf('stalled')).length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the stalled member to rejoin',
+    });
+    await waitFor(() => app.runtime.status().held.length > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'the stalled member to read again',
+    });
     // after the rejoin it works (and acks) normally again
     const rejoined = await run.shardsOf('stalled');
     await run.producer.publishTogether(rejoined.flatMap((shard) => keysOf(shard, 'after-', 2)));

@@ -2,8 +2,8 @@ import type { DescribedGroup } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-import { waitFor } from './group-run.js';
 import { type MemberApp, startMemberApp } from './member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 const SHARDS = 4;
 
@@ -62,26 +62,29 @@ describe('e2e: apps in one process', () => {
           shardsOf(other, 'app-c').length === SHARDS
         );
       },
-      'app-a and app-b to share the 4 shards of group "shared" and app-c to own all of group "other"',
-      15_000,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message:
+          'app-a and app-b to share the 4 shards of group "shared" and app-c to own all of group "other"',
+      },
     );
     await waitFor(
       () =>
         a.runtime.status().held.length === 2 &&
         b.runtime.status().held.length === 2 &&
         c.runtime.status().held.length === SHARDS,
-      'the readers to start',
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 20, message: 'the readers to start' },
     );
 
     // one producer publishes; both groups consume every message
     const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
     for (const key of keys) await a.producer.publish('orders', key, { seq: 0 });
-    await waitFor(
-      () => a.handled.length + b.handled.length === 40 && c.handled.length === 40,
-      'both groups to handle the 40 messages',
-      15_000,
-    );
+    await waitFor(() => a.handled.length + b.handled.length === 40 && c.handled.length === 40, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'both groups to handle the 40 messages',
+    });
     expect(a.handled.length).toBeGreaterThan(0);
     expect(b.handled.length).toBeGreaterThan(0);
     expect(new Set([...a.handled, ...b.handled].map((h) => `${h.shard}/${h.id}`)).size).toBe(40);
@@ -95,26 +98,26 @@ describe('e2e: apps in one process', () => {
     const closedAt = Date.now();
     await a.app.close();
     expect(a.runtime.status().phase).toBe('stopped');
-    await waitFor(
-      async () => shardsOf(await describeGroup('shared'), 'app-b').length === SHARDS,
-      'app-b to own every shard',
-      2500,
-    );
+    await waitFor(async () => shardsOf(await describeGroup('shared'), 'app-b').length === SHARDS, {
+      timeoutMs: 2500,
+      intervalMs: 20,
+      message: 'app-b to own every shard',
+    });
     process.stdout.write(
       `two apps: app-a's shards moved to app-b ${Date.now() - closedAt} ms after close() began\n`,
     );
-    await waitFor(
-      () => b.runtime.status().held.length === SHARDS,
-      'app-b to read every shard',
-      5000,
-    );
+    await waitFor(() => b.runtime.status().held.length === SHARDS, {
+      timeoutMs: 5000,
+      intervalMs: 20,
+      message: 'app-b to read every shard',
+    });
     const before = { b: b.handled.length, c: c.handled.length };
     for (const key of keys) await b.producer.publish('orders', key, { seq: 1 });
-    await waitFor(
-      () => b.handled.length === before.b + 40 && c.handled.length === before.c + 40,
-      'app-b and app-c to handle 40 more',
-      15_000,
-    );
+    await waitFor(() => b.handled.length === before.b + 40 && c.handled.length === before.c + 40, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'app-b and app-c to handle 40 more',
+    });
     expect(b.runtime.status().phase).toBe('active');
     expect(c.runtime.status()).toMatchObject({ phase: 'active', memberEpoch: cEpoch });
     expect((await describeGroup('other'))?.members.map((m) => m.memberId)).toEqual(['app-c']);

@@ -7,7 +7,7 @@ import { KeyedProducer } from '../../support/keyed-producer.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
-import { waitFor } from './group-run.js';
+import { waitFor } from '../../support/wait.js';
 
 // Issue 15 item 2, as deployed: the example worker (Fastify, enableShutdownHooks) holds its record
 // file open in a provider that closes it in onModuleDestroy, as a database pool would be. SIGTERM
@@ -67,15 +67,19 @@ describe('e2e: SIGTERM of a worker whose own provider closes a resource in onMod
   it('nothing dead-lettered, nothing lost', async () => {
     const first = await start('first', 100);
     const files = [join(dir.path, 'first.jsonl'), join(dir.path, 'second.jsonl')];
-    await waitFor(
-      async () => (await first.status()).shards.length === 4,
-      'the worker to own all shards',
-      15_000,
-    );
+    await waitFor(async () => (await first.status()).shards.length === 4, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'the worker to own all shards',
+    });
     const total = 400;
     const producing = producer.produce({ total, keys: 40, ratePerSecond: Infinity });
     // mid-load: handlers run on every shard, most messages still to come
-    await waitFor(() => handledCount(files) >= 20, 'the first 20 messages', 20_000);
+    await waitFor(() => handledCount(files) >= 20, {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+      message: 'the first 20 messages',
+    });
     const code = await first.stop('SIGTERM', 20_000);
     expect(first.output()).not.toMatch(/handler failed|dead-lettered|closed \(shutting down\)/);
     expect(code === 0 || code === null || code === 143).toBe(true);
@@ -83,11 +87,11 @@ describe('e2e: SIGTERM of a worker whose own provider closes a resource in onMod
     await producing;
 
     await start('second', 0);
-    await waitFor(
-      () => handledCount(files) === total,
-      () => `all ${total} messages handled (so far ${handledCount(files)})`,
-      30_000,
-    );
+    await waitFor(() => handledCount(files) === total, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      message: () => `all ${total} messages handled (so far ${handledCount(files)})`,
+    });
     expect(await redis.redis().xlen(routing.deadLetterKey)).toBe(0);
     expect(readHandled(files).filter((l) => l.m === 'first').length).toBeGreaterThan(0);
   });

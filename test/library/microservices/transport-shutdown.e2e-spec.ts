@@ -11,8 +11,8 @@ import { lastValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-import { waitFor } from '../e2e/group-run.js';
 import { CollectingLogger } from '../e2e/member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 // Issue 15 item 2 for the microservice transport: a hybrid app closes its microservices after
 // every provider's onModuleDestroy (dispose), as a signal with enableShutdownHooks() does for a
@@ -82,7 +82,11 @@ describe('@nestjs/microservices transport: drains before the application tears i
       await client.connect();
       for (let n = 0; n < 30; n++)
         await lastValueFrom(client.emit('events', { key: `k${n % 6}`, value: { n } }));
-      await waitFor(() => calls.length >= 3, 'the first handlers', 15_000);
+      await waitFor(() => calls.length >= 3, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'the first handlers',
+      });
     } finally {
       await client.close();
     }

@@ -27,15 +27,7 @@ import {
 } from '../../support/coordinator-process.js';
 import { CollectingLogger } from '../e2e/member-app.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-
-async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '../../support/wait.js';
 
 describe('@nestjs/microservices transport and ClientProxy', () => {
   const redis = useRedisPrefix('ms-transport');
@@ -102,7 +94,11 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
         const id = await lastValueFrom(client.emit('events', { key: `k${n % 5}`, value: { n } }));
         expect(typeof id).toBe('string');
       }
-      await waitFor(() => handled.length >= 30, 15_000, '30 events');
+      await waitFor(() => handled.length >= 30, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: '30 events',
+      });
       expect(intercepted).toBeGreaterThanOrEqual(30);
       for (let k = 0; k < 5; k++) {
         const ns = handled.filter((h) => h.key === `k${k}`).map((h) => h.n);
@@ -187,15 +183,14 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
       await client.connect();
       await lastValueFrom(client.emit('failing', { key: 'c-7', value: {} }));
       await lastValueFrom(client.emit('filtered', { key: 'o-9', value: {} }));
-      await waitFor(
-        () => logger.lines.some((l) => l.message.includes('dead-lettered')),
-        15_000,
-        'a dead letter',
-      );
+      await waitFor(() => logger.lines.some((l) => l.message.includes('dead-lettered')), {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'a dead letter',
+      });
       await waitFor(
         () => logger.lines.filter((l) => l.message.includes('dead-lettered')).length === 2,
-        15_000,
-        'two dead letters',
+        { timeoutMs: 15_000, intervalMs: 20, message: 'two dead letters' },
       );
       const [refused] = await deadLetters('failing');
       expect(refused).toMatchObject({ reason: 'max-deliveries', error: 'customer c-7 is unknown' });
@@ -253,11 +248,11 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
       await client.connect();
       await lastValueFrom(client.emit('swallowed', { key: 's-1', value: {} }));
       // The failure's own message says "retried, then dead-lettered": wait for the dead letter's log.
-      await waitFor(
-        () => logger.lines.some((l) => l.message.includes('dead-lettered to')),
-        15_000,
-        'a dead letter',
-      );
+      await waitFor(() => logger.lines.some((l) => l.message.includes('dead-lettered to')), {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'a dead letter',
+      });
       const [letter] = await deadLetters('swallowed');
       expect(letter).toMatchObject({ reason: 'max-deliveries', deliveryCount: '2' });
       expect(letter?.error).toContain('completed without a value');

@@ -9,8 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { waitFor } from '../e2e/group-run.js';
 import { type MemberApp, startMemberApp } from '../e2e/member-app.js';
+import { waitFor } from '../../support/wait.js';
 
 /** A promise and its resolve function. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -120,20 +120,23 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
   it('aborts on revoke: the handler stops, the message stays pending and the next owner handles it', async () => {
     const a: Call[] = [];
     const appA = await start('revoke', 'a', a, { honour: true });
-    await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
+    await waitFor(() => appA.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to hold both shards',
+    });
     for (let seq = 0; seq < 12; seq++) await appA.producer.publish('orders', `x${seq}`, { seq });
-    await waitFor(
-      () => new Set(a.map((c) => c.shard)).size === 2,
-      'a handler on each shard',
-      10_000,
-    );
+    await waitFor(() => new Set(a.map((c) => c.shard)).size === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'a handler on each shard',
+    });
 
     const b: Call[] = [];
     const appB = await start('revoke', 'b', b, { honour: false, release: Promise.resolve() });
     await waitFor(
       () => appB.runtime.status().held.length === 1 && appA.runtime.status().held.length === 1,
-      'one shard to move from a to b',
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 20, message: 'one shard to move from a to b' },
     );
     const moved = appB.runtime.status().held[0]?.shard as number;
     const revoked = a.find((c) => c.shard === moved) as Call;
@@ -147,11 +150,11 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
     const kept = a.find((c) => c.shard !== moved) as Call;
     expect(kept.signal.aborted).toBe(false);
     // b handles the aborted message (it stayed pending): nothing dead-lettered
-    await waitFor(
-      () => b.some((c) => c.seq === revoked.seq && c.end === 'done'),
-      'b to handle it',
-      10_000,
-    );
+    await waitFor(() => b.some((c) => c.seq === revoked.seq && c.end === 'done'), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'b to handle it',
+    });
     expect(await redis.redis().xlen(routing.deadLetterKey)).toBe(0);
     expect(appA.logs.filter((l) => l.level === 'error')).toEqual([]);
   });
@@ -159,9 +162,17 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
   it('aborts on shutdown: close() returns at once, the messages stay pending, not dead-lettered', async () => {
     const a: Call[] = [];
     const appA = await start('close', 'a', a, { honour: true });
-    await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
+    await waitFor(() => appA.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to hold both shards',
+    });
     await appA.producer.publish('orders', 'x', { seq: 7 });
-    await waitFor(() => a.length >= 1, 'a handler to start', 10_000);
+    await waitFor(() => a.length >= 1, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'a handler to start',
+    });
     const closeAt = performance.now();
     apps.splice(apps.indexOf(appA), 1);
     await appA.app.close();
@@ -184,9 +195,17 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
     releases.push(release.open);
     const a: Call[] = [];
     const appA = await start('drain', 'a', a, { honour: false, release: release.promise });
-    await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
+    await waitFor(() => appA.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to hold both shards',
+    });
     await appA.producer.publish('orders', 'x', { seq: 1 });
-    await waitFor(() => a.length >= 1, 'a handler to start', 10_000);
+    await waitFor(() => a.length >= 1, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'a handler to start',
+    });
     apps.splice(apps.indexOf(appA), 1);
     const closing = appA.app.close();
     // twice the session timeout into the drain: still a member (no expiry), shard still held
@@ -226,24 +245,28 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
           : {}),
       }),
     );
-    await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
+    await waitFor(() => appA.runtime.status().held.length === 2, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to hold both shards',
+    });
     for (let seq = 0; seq < 12; seq++) await appA.producer.publish('orders', `x${seq}`, { seq });
-    await waitFor(
-      () => new Set(a.map((c) => c.shard)).size === 2,
-      'a handler on each shard',
-      10_000,
-    );
+    await waitFor(() => new Set(a.map((c) => c.shard)).size === 2, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'a handler on each shard',
+    });
 
     const b: Call[] = [];
     const appB = await start('overdue', 'b', b, { honour: false, release: Promise.resolve() });
     void appB;
     // a's revoke cannot complete (its handler ignores the signal): after the rebalance timeout
     // it stops every shard on its own, before the coordinator's removal reaches it
-    await waitFor(
-      () => lifecycle.some((e) => e.type === 'self-fenced' || e.type === 'fenced'),
-      'a to be fenced',
-      15_000,
-    );
+    await waitFor(() => lifecycle.some((e) => e.type === 'self-fenced' || e.type === 'fenced'), {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to be fenced',
+    });
     const first = lifecycle.find((e) => e.type === 'self-fenced' || e.type === 'fenced');
     expect(first?.type).toBe('self-fenced');
     // ... and clearly before the coordinator's own deadline (its revoke clock starts when it
@@ -262,7 +285,11 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
     await sleep(1000);
     expect(appA.runtime.status().memberEpoch).toBe(0);
     release.open();
-    await waitFor(() => appA.runtime.status().memberEpoch > 0, 'a to rejoin', 15_000);
+    await waitFor(() => appA.runtime.status().memberEpoch > 0, {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+      message: 'a to rejoin',
+    });
   });
 
   it('rejoins after a self-fence only once its handlers settled', async () => {
@@ -277,12 +304,24 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
         coordinatorUrl: `http://127.0.0.1:${proxy.port}`,
         module: { requestTimeoutMs: 500, rebalanceTimeoutMs: 30_000 },
       });
-      await waitFor(() => appA.runtime.status().held.length === 2, 'a to hold both shards', 15_000);
+      await waitFor(() => appA.runtime.status().held.length === 2, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'a to hold both shards',
+      });
       await appA.producer.publish('orders', 'x', { seq: 1 });
-      await waitFor(() => a.length >= 1, 'a handler to start', 10_000);
+      await waitFor(() => a.length >= 1, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'a handler to start',
+      });
       proxy.pause();
       proxy.cutAll();
-      await waitFor(() => appA.runtime.status().phase === 'self-fenced', 'a to self-fence', 10_000);
+      await waitFor(() => appA.runtime.status().phase === 'self-fenced', {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'a to self-fence',
+      });
       proxy.resume();
       // the coordinator answers again, but the handler still runs: no join yet
       await sleep(2000);
@@ -290,12 +329,16 @@ describe('e2e: handler abort signal, drain heartbeats, settle before rejoin', ()
       expect(a.every((c) => c.end === undefined)).toBe(true);
       expect(((a[0] as Call).signal.reason as ShardReleasedError).releaseCause).toBe('fenced');
       release.open();
-      await waitFor(() => appA.runtime.status().memberEpoch > 0, 'a to rejoin', 15_000);
-      await waitFor(
-        () => appA.runtime.status().held.length === 2,
-        'a to hold both shards again',
-        15_000,
-      );
+      await waitFor(() => appA.runtime.status().memberEpoch > 0, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'a to rejoin',
+      });
+      await waitFor(() => appA.runtime.status().held.length === 2, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'a to hold both shards again',
+      });
     } finally {
       await proxy.close();
     }

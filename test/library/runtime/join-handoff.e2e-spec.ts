@@ -9,15 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
-
-async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+import { waitFor } from '../../support/wait.js';
 
 /**
  * A joining member must be subscribed to the nudge channel before its join heartbeat: the nudge
@@ -77,26 +69,30 @@ describe('member runtime: join hand-off does not wait for the heartbeat interval
     const first = await app();
     try {
       const owner = first.get(MemberRuntime);
-      await waitFor(
-        () => owner.status().held.length === 4,
-        15_000,
-        'the first member to own all 4 shards',
-      );
+      await waitFor(() => owner.status().held.length === 4, {
+        timeoutMs: 15_000,
+        intervalMs: 10,
+        message: 'the first member to own all 4 shards',
+      });
       for (let round = 0; round < 2; round++) {
         const second = await app(`redis://127.0.0.1:${slowRedis.port}`);
         try {
           const joiner = second.get(MemberRuntime);
-          const ms = await waitFor(
-            () => joiner.status().held.length === 2,
-            25_000,
-            `joiner ${round} to hold 2 shards`,
-          );
+          const ms = await waitFor(() => joiner.status().held.length === 2, {
+            timeoutMs: 25_000,
+            intervalMs: 10,
+            message: `joiner ${round} to hold 2 shards`,
+          });
           // a missed nudge would cost a whole 20 s interval
           expect(ms).toBeLessThan(10_000);
         } finally {
           await second.close();
         }
-        await waitFor(() => owner.status().held.length === 4, 15_000, 'the shards to come back');
+        await waitFor(() => owner.status().held.length === 4, {
+          timeoutMs: 15_000,
+          intervalMs: 10,
+          message: 'the shards to come back',
+        });
       }
     } finally {
       await first.close();

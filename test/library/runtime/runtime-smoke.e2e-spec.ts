@@ -14,19 +14,7 @@ import {
   TEST_TOKENS,
 } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
-
-async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '../../support/wait.js';
 
 describe('member runtime (smoke)', () => {
   const redis = useRedisPrefix('runtime-smoke');
@@ -70,16 +58,20 @@ describe('member runtime (smoke)', () => {
     await app.init();
     try {
       const runtime = app.get(MemberRuntime);
-      await waitFor(
-        () => runtime.status().held.length === 4,
-        10_000,
-        'the member to own all 4 shards',
-      );
+      await waitFor(() => runtime.status().held.length === 4, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'the member to own all 4 shards',
+      });
       const producer = app.get(StreamProducer);
       for (let seq = 0; seq < 50; seq++) {
         for (const key of ['a', 'b', 'c', 'd', 'e']) await producer.publish('orders', key, { seq });
       }
-      await waitFor(() => seen.length >= 250, 10_000, '250 messages');
+      await waitFor(() => seen.length >= 250, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: '250 messages',
+      });
       for (const key of ['a', 'b', 'c', 'd', 'e']) {
         const seqs = seen.filter((s) => s.key === key).map((s) => s.seq);
         expect(seqs).toEqual([...Array(50).keys()]);

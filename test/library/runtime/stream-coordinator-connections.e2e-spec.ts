@@ -5,7 +5,8 @@ import type { RedisConnection } from '../../../libs/stream-coordinator/src/redis
 import { StreamCoordinatorConnections } from '../../../libs/stream-coordinator/src/runtime/stream-coordinator-connections.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { grant, testShard, waitFor } from '../data-plane/data-plane-fixtures.js';
+import { grant, testShard } from '../data-plane/data-plane-fixtures.js';
+import { waitFor } from '../../support/wait.js';
 
 const redisPort = (): number => Number(new URL(redisUrl()).port || 6379);
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -46,13 +47,17 @@ describe('StreamCoordinatorConnections', () => {
     });
     cleanup.push(() => reader.stop());
     reader.start();
-    await waitFor(() => reader.status === 'reading', 'reading');
+    await waitFor(() => reader.status === 'reading', {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'reading',
+    });
     expect(connections.trackedConnections).toBe(1);
     // Redis goes away: the reader's connection is left reconnecting, then the reader stops
     await proxy.close();
     await waitFor(
       () => reader.counters.connectionErrors >= 1 && created.at(-1)?.status === 'reconnecting',
-      'the reader connection reconnecting',
+      { timeoutMs: 10_000, intervalMs: 10, message: 'the reader connection reconnecting' },
     );
     await reader.stop();
     // ioredis cannot end a connection disconnected while reconnecting (it stays `reconnecting`,

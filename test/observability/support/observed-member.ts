@@ -115,22 +115,3 @@ export interface IndicatorView {
 export function view(result: Record<string, unknown>, key: string): IndicatorView {
   return result[key] as IndicatorView;
 }
-
-/** Polls an indicator until `done` holds, or fails after `timeoutMs` with the last value. */
-export async function waitForIndicator(
-  what: string,
-  read: () => Promise<IndicatorView> | IndicatorView,
-  done: (v: IndicatorView) => boolean,
-  timeoutMs: number,
-  intervalMs = 25,
-): Promise<IndicatorView> {
-  const deadline = Date.now() + timeoutMs;
-  let last: IndicatorView | undefined;
-  for (;;) {
-    last = await read();
-    if (done(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not reached within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}

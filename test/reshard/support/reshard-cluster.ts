@@ -18,7 +18,7 @@ import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
 import type { CoordinatorFixture } from '../../coordinator/support/coordinator-fixture.js';
-import { waitUntil } from '../../coordinator/support/wait-until.js';
+import { waitForNoProblems } from '../../support/wait.js';
 
 /** Settings every reshard suite starts its coordinator with (fast timers; overridable). */
 export const FAST_ENV: Readonly<Record<string, string>> = {
@@ -194,14 +194,17 @@ export async function waitReshardDone(
   timeoutMs: number,
 ): Promise<StreamRouting> {
   let last: StreamRouting | undefined;
-  await waitUntil(
-    `reshard of ${stream} completes`,
+  await waitForNoProblems(
     async () => {
       last = await routingOf(api, stream);
       return last.resharding === null ? [] : [JSON.stringify(last.resharding).slice(0, 600)];
     },
-    timeoutMs,
-    100,
+    {
+      timeoutMs,
+      intervalMs: 100,
+      message: `reshard of ${stream} completes`,
+      retryErrors: true,
+    },
   );
   return last as StreamRouting;
 }
@@ -214,14 +217,17 @@ export async function waitHandled(
   diagnose?: () => Promise<string>,
 ): Promise<void> {
   try {
-    await waitUntil(
-      `${count} messages handled`,
+    await waitForNoProblems(
       () => {
         const n = handledCount(files);
         return n >= count ? [] : [`${n} of ${count} handled`];
       },
-      timeoutMs,
-      200,
+      {
+        timeoutMs,
+        intervalMs: 200,
+        message: `${count} messages handled`,
+        retryErrors: true,
+      },
     );
   } catch (error) {
     if (!diagnose) throw error;

@@ -4,7 +4,7 @@ import {
   missingMessages,
   orderViolations,
   ownerOverlaps,
-} from './support/handled-records.js';
+} from './handled-records.js';
 
 /** A handled line: member, shard, key, seq, handler start and end. */
 function line(m: string, s: number, k: string, q: number, t0: number, t1: number): HandledLine {
