@@ -1,32 +1,13 @@
 /**
  * Dependency rules: `npm run lint` runs them (`npm run deps`), so `npm test` fails on a new cycle
  * or a forbidden import. The map they enforce is in docs/architecture.md ("Where things go").
- * The library's folders that already import each other in a ring (LIBRARY_TANGLE, with their
- * subfolders) are exempt from the folder-cycle rule until they are untangled; a cycle that takes
- * in any other folder fails. Tests (test/, *.spec.ts) are not checked.
+ * Tests (test/, *.spec.ts) are not checked.
  *
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const APP = '^apps/coordinator/src/';
 const LIB = '^libs/stream-coordinator/src/';
 const CLI = '^libs/stream-coordinator/cli/';
-
-/**
- * Library folders that import each other today (module/ holds both the low-level constants,
- * messages and option types everybody reads and the module that wires everybody). Shrink this
- * list, never grow it.
- */
-const LIBRARY_TANGLE = [
-  'data-plane',
-  'decorators',
-  'discovery',
-  'errors',
-  'metrics',
-  'module',
-  'producer',
-  'redis',
-  'runtime',
-];
 
 /**
  * The coordinator's folders, lowest layer first. A folder may import its own files and any folder
@@ -44,19 +25,40 @@ const APP_LAYERS = [
   ['ui'],
 ];
 
-const layerRules = APP_LAYERS.flatMap((layer, index) => {
-  const below = APP_LAYERS.slice(0, index).flat();
-  return layer.map((folder) => ({
-    name: `layer-${folder}`,
-    severity: 'error',
-    comment: `${folder}/ may import ${below.length ? below.join(', ') : 'no other folder of the app'} (docs/architecture.md)`,
-    from: { path: `${APP}${folder}/` },
-    to: {
-      path: APP,
-      pathNot: `${APP}(${[folder, ...below].join('|')})/`,
-    },
-  }));
-});
+/**
+ * The library's folders, lowest layer first, under the same rule. The files at the root of src/
+ * (index.ts, the package's main entry point) may import any folder.
+ */
+const LIB_LAYERS = [
+  ['protocol', 'constants'],
+  ['identity', 'errors'],
+  ['interfaces'],
+  ['redis', 'context'],
+  ['data-plane'],
+  ['options'],
+  ['decorators'],
+  ['discovery'],
+  ['runtime'],
+  ['producer', 'metrics', 'health'],
+  ['module', 'microservices', 'internal'],
+];
+
+/** One rule per folder of `layers` (under `root`): it imports its own files and lower layers. */
+function layerRules(prefix, root, layers, what) {
+  return layers.flatMap((layer, index) => {
+    const below = layers.slice(0, index).flat();
+    return layer.map((folder) => ({
+      name: `${prefix}-${folder}`,
+      severity: 'error',
+      comment: `${folder}/ may import ${below.length ? below.join(', ') : `no other folder of ${what}`} (docs/architecture.md)`,
+      from: { path: `${root}${folder}/` },
+      to: {
+        path: root,
+        pathNot: `${root}(${[folder, ...below].join('|')})/`,
+      },
+    }));
+  });
+}
 
 module.exports = {
   forbidden: [
@@ -66,7 +68,7 @@ module.exports = {
       comment:
         'Two folders import each other, directly or through others: move the shared piece down.',
       scope: 'folder',
-      from: { pathNot: `${LIB}(${LIBRARY_TANGLE.join('|')})(/|$)` },
+      from: {},
       to: { circular: true },
     },
     {
@@ -76,13 +78,22 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
-    ...layerRules,
+    ...layerRules('layer', APP, APP_LAYERS, 'the app'),
     {
       name: 'layer-unlisted',
       severity: 'error',
       comment:
         'A new folder of the coordinator takes a place in APP_LAYERS (and docs/architecture.md).',
       from: { path: `${APP}[^/]+/`, pathNot: `${APP}(${APP_LAYERS.flat().join('|')})/` },
+      to: {},
+    },
+    ...layerRules('lib-layer', LIB, LIB_LAYERS, 'the library'),
+    {
+      name: 'lib-layer-unlisted',
+      severity: 'error',
+      comment:
+        'A new folder of the library takes a place in LIB_LAYERS (and docs/architecture.md).',
+      from: { path: `${LIB}[^/]+/`, pathNot: `${LIB}(${LIB_LAYERS.flat().join('|')})/` },
       to: {},
     },
     {

@@ -13,9 +13,9 @@ export type {
   StreamCoordinatorModuleForRootOptions,
   StreamCoordinatorModuleAsyncOptions,
 } from './module/stream-coordinator.module-definition.js';
-export type * from './module/stream-coordinator-options.interface.js';
-export type * from './module/resolved-stream-coordinator-options.interface.js';
-export { STREAM_COORDINATOR_OPTIONS } from './module/stream-coordinator.constants.js';
+export type * from './interfaces/stream-coordinator-options.interface.js';
+export type * from './interfaces/resolved-stream-coordinator-options.interface.js';
+export { STREAM_COORDINATOR_OPTIONS } from './constants/stream-coordinator.constants.js';
 export { JsonPayloadSerializer } from './data-plane/json-payload.serializer.js';
 export { StreamShardHandler } from './decorators/stream-shard-handler.decorator.js';
 export { ShardMessage, type ShardMessagePipe } from './decorators/shard-message.decorator.js';

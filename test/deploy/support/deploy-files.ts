@@ -292,7 +292,7 @@ export function envNamesOf(app: AppName): Set<string> {
 /** The library's default `shutdownTimeoutMs` and `requestTimeoutMs` (ms). */
 export function libraryTimeouts(): { shutdownTimeoutMs: number; requestTimeoutMs: number } {
   const source = readFileSync(
-    join(ROOT, 'libs/stream-coordinator/src/module/stream-coordinator.constants.ts'),
+    join(ROOT, 'libs/stream-coordinator/src/constants/stream-coordinator.constants.ts'),
     'utf8',
   );
   const defaults = source.slice(source.indexOf('STREAM_COORDINATOR_DEFAULTS'));

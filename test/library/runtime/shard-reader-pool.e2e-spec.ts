@@ -2,7 +2,7 @@ import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
 import { describe, expect, it } from 'vitest';
 import { JSON_PAYLOAD_SERIALIZER } from '../../../libs/stream-coordinator/src/data-plane/json-payload.serializer.js';
 import type { StreamHandlerDefinition } from '../../../libs/stream-coordinator/src/discovery/stream-handler-definition.interface.js';
-import { STREAM_SHARD_HANDLER_DEFAULTS } from '../../../libs/stream-coordinator/src/module/stream-coordinator.constants.js';
+import { STREAM_SHARD_HANDLER_DEFAULTS } from '../../../libs/stream-coordinator/src/constants/stream-coordinator.constants.js';
 import type { GrantedShard } from '../../../libs/stream-coordinator/src/runtime/membership.js';
 import {
   ShardReaderPool,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
-import type { ResolvedStreamCoordinatorOptions } from '../../../libs/stream-coordinator/src/module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../../../libs/stream-coordinator/src/interfaces/resolved-stream-coordinator-options.interface.js';
 import type { RedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
 import { StreamCoordinatorConnections } from '../../../libs/stream-coordinator/src/runtime/stream-coordinator-connections.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';

@@ -1,6 +1,6 @@
 export * from './backoff.js';
 export * from './concurrency-limiter.js';
-export * from './data-plane-logger.interface.js';
+export * from '../interfaces/data-plane-logger.interface.js';
 export * from './dead-letter.js';
 export * from './entry-codec.js';
 export * from './json-payload.serializer.js';

@@ -5,11 +5,11 @@ import type { StreamShardMessage } from '../interfaces/stream-shard-message.inte
 import {
   OPTION_LIMITS,
   STREAM_SHARD_HANDLER_DEFAULTS as DEFAULTS,
-} from '../module/stream-coordinator.constants.js';
+} from '../constants/stream-coordinator.constants.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import type { RandomSource, ResolvedBackoff } from './backoff.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { SILENT_LOGGER, type DataPlaneLogger } from './data-plane-logger.interface.js';
+import { SILENT_LOGGER, type DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
 import { JSON_PAYLOAD_SERIALIZER } from './json-payload.serializer.js';
 import type { ShardLostReason, ShardReaderHooks } from './shard-reader.types.js';
 

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { STREAM_COORDINATOR_OPTIONS } from '../module/stream-coordinator.constants.js';
+import { STREAM_COORDINATOR_OPTIONS } from '../constants/stream-coordinator.constants.js';
 
 /**
  * Injects the resolved module options (`ResolvedStreamCoordinatorOptions`).

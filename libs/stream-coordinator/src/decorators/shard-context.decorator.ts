@@ -1,6 +1,6 @@
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
-import { SHARD_CONTEXT_PARAMS_METADATA } from '../module/stream-coordinator.constants.js';
-import { NOT_A_HANDLER_PARAMETER } from '../module/stream-coordinator.messages.js';
+import { SHARD_CONTEXT_PARAMS_METADATA } from '../constants/stream-coordinator.constants.js';
+import { NOT_A_HANDLER_PARAMETER } from '../constants/stream-coordinator.messages.js';
 
 /**
  * Injects the `StreamShardContext` (stream, shard, key, id, delivery count, group, member id)

@@ -2,8 +2,8 @@ import type { PipeTransform, Type } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
-import { SHARD_MESSAGE_PARAMTYPE } from '../module/stream-coordinator.constants.js';
-import { NOT_A_HANDLER_PARAMETER } from '../module/stream-coordinator.messages.js';
+import { SHARD_MESSAGE_PARAMTYPE } from '../constants/stream-coordinator.constants.js';
+import { NOT_A_HANDLER_PARAMETER } from '../constants/stream-coordinator.messages.js';
 import type { RouteArgsMetadata } from './stream-shard-handler-metadata.interface.js';
 
 /** A pipe instance or class, as `@UsePipes()` takes it. @publicApi */

@@ -8,7 +8,7 @@ import {
   SHARD_CONTEXT_PARAMS_METADATA,
   SHARD_MESSAGE_PARAMTYPE,
   STREAM_SHARD_HANDLER_METADATA,
-} from '../module/stream-coordinator.constants.js';
+} from '../constants/stream-coordinator.constants.js';
 import { ShardContext } from './shard-context.decorator.js';
 import { ShardMessage } from './shard-message.decorator.js';
 import { StreamShardHandler } from './stream-shard-handler.decorator.js';

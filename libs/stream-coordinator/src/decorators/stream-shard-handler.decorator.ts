@@ -10,7 +10,7 @@ import {
   SHARD_CONTEXT_PARAMS_METADATA,
   SHARD_MESSAGE_PARAMTYPE,
   STREAM_SHARD_HANDLER_METADATA,
-} from '../module/stream-coordinator.constants.js';
+} from '../constants/stream-coordinator.constants.js';
 import {
   CONFLICTING_PARAMETER,
   DOUBLE_DECORATION,
@@ -18,11 +18,11 @@ import {
   INVALID_STREAM_NAME,
   NOT_A_METHOD,
   UNSUPPORTED_PARAMETER,
-} from '../module/stream-coordinator.messages.js';
+} from '../constants/stream-coordinator.messages.js';
 import {
   collectHandlerOptionIssues,
   renderReceived,
-} from '../module/stream-coordinator-options.validation.js';
+} from '../options/stream-coordinator-options.validation.js';
 import { isValidName } from '../protocol/limits.js';
 import type {
   RouteArgsMetadata,

@@ -11,7 +11,7 @@ import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coor
 import { EmptyFilterResultError } from '../errors/empty-filter-result.error.js';
 import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { probeGlobalEnhancers } from './global-enhancers.probe.js';
 import {
   type DeclaredEnhancers,

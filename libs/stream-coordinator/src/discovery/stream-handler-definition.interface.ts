@@ -1,4 +1,4 @@
-import type { ResolvedStreamShardHandlerOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamShardHandlerOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import type { HandlerInvoke } from './handler-invoker.factory.js';
 
 /**

@@ -15,7 +15,7 @@ import type {
 import {
   SHARD_CONTEXT_PARAMS_METADATA,
   STREAM_SHARD_HANDLER_METADATA,
-} from '../module/stream-coordinator.constants.js';
+} from '../constants/stream-coordinator.constants.js';
 
 /**
  * Where each parameter of a handler comes from.

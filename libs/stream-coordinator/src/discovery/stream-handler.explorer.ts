@@ -9,9 +9,12 @@ import {
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import { INVALID_HANDLER_OPTIONS, NON_STATIC_HOST } from '../module/stream-coordinator.messages.js';
-import { mergeHandlerOptions } from '../module/stream-coordinator-options.validation.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
+import {
+  INVALID_HANDLER_OPTIONS,
+  NON_STATIC_HOST,
+} from '../constants/stream-coordinator.messages.js';
+import { mergeHandlerOptions } from '../options/stream-coordinator-options.validation.js';
 import { HandlerInvokerFactory } from './handler-invoker.factory.js';
 import { withNonRetryable } from './non-retryable-failures.js';
 import { StreamHandlerMetadataAccessor } from './stream-handler-metadata.accessor.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateStreamHandlerError } from '../errors/duplicate-stream-handler.error.js';
-import { resolveStreamCoordinatorOptions } from '../module/stream-coordinator-options.validation.js';
+import { resolveStreamCoordinatorOptions } from '../options/stream-coordinator-options.validation.js';
 import type { StreamHandlerRegistration } from './stream-handler.registry.js';
 import { StreamHandlerRegistry } from './stream-handler.registry.js';
 

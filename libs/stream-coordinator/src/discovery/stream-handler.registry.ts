@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { DuplicateStreamHandlerError } from '../errors/duplicate-stream-handler.error.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import type { HandlerInvocationPath } from './handler-invoker.factory.js';
 import type { StreamHandlerDefinition } from './stream-handler-definition.interface.js';
 

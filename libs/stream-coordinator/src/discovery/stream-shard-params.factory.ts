@@ -1,6 +1,6 @@
 import type { ParamsFactory } from '@nestjs/core';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
-import { SHARD_MESSAGE_PARAMTYPE } from '../module/stream-coordinator.constants.js';
+import { SHARD_MESSAGE_PARAMTYPE } from '../constants/stream-coordinator.constants.js';
 
 /**
  * Supplies the value of a `@ShardMessage()` parameter (or the implicit first parameter) from the

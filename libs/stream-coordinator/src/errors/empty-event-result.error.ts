@@ -1,4 +1,4 @@
-import { EMPTY_EVENT_RESULT } from '../module/stream-coordinator.messages.js';
+import { EMPTY_EVENT_RESULT } from '../constants/stream-coordinator.messages.js';
 import { StreamCoordinatorError } from './stream-coordinator.error.js';
 
 /**

@@ -1,4 +1,4 @@
-import { EMPTY_FILTER_RESULT } from '../module/stream-coordinator.messages.js';
+import { EMPTY_FILTER_RESULT } from '../constants/stream-coordinator.messages.js';
 import { StreamCoordinatorError } from './stream-coordinator.error.js';
 
 /**

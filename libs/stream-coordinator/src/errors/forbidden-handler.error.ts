@@ -1,4 +1,4 @@
-import { FORBIDDEN_HANDLER } from '../module/stream-coordinator.messages.js';
+import { FORBIDDEN_HANDLER } from '../constants/stream-coordinator.messages.js';
 import { NonRetryableError } from './non-retryable.error.js';
 
 /**

@@ -1,7 +1,10 @@
-import { INVALID_MODULE_OPTIONS, type OptionIssue } from '../module/stream-coordinator.messages.js';
+import {
+  INVALID_MODULE_OPTIONS,
+  type OptionIssue,
+} from '../constants/stream-coordinator.messages.js';
 import { StreamCoordinatorError } from './stream-coordinator.error.js';
 
-export type { OptionIssue } from '../module/stream-coordinator.messages.js';
+export type { OptionIssue } from '../constants/stream-coordinator.messages.js';
 
 /**
  * The module options are invalid (wrong value, unknown key, missing token, …). Thrown at

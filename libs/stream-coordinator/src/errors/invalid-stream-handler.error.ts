@@ -1,4 +1,4 @@
-import { INVALID_STREAM_HANDLER } from '../module/stream-coordinator.messages.js';
+import { INVALID_STREAM_HANDLER } from '../constants/stream-coordinator.messages.js';
 import { StreamCoordinatorError } from './stream-coordinator.error.js';
 
 /**

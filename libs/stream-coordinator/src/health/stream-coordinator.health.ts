@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { pingRedis, unreachableReason } from '../redis/bounded-call.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';

@@ -1,4 +1,4 @@
-import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import type { DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { parseXinfoGroups } from '../redis/xinfo-groups.js';
 import type { GrantedShard } from '../runtime/membership.js';

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { MetricsRegistrationError } from '../errors/metrics/metrics-registration.error.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';

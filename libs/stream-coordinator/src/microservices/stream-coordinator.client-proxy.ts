@@ -1,9 +1,9 @@
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { ClientProxyNotConnectedError } from '../errors/microservices/client-proxy-not-connected.error.js';
 import { PublishArgumentError } from '../errors/producer/publish-argument.error.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
-import { resolveStreamCoordinatorOptions } from '../module/stream-coordinator-options.validation.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
+import type { StreamCoordinatorModuleOptions } from '../interfaces/stream-coordinator-options.interface.js';
+import { resolveStreamCoordinatorOptions } from '../options/stream-coordinator-options.validation.js';
 import { createStreamPublisher } from '../producer/create-stream-publisher.js';
 import type { StreamPublisher } from '../producer/stream-publisher.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';

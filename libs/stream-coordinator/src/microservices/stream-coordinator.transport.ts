@@ -11,14 +11,14 @@ import { TransportEventsUnsupportedError } from '../errors/microservices/transpo
 import { TransportNotListeningError } from '../errors/microservices/transport-not-listening.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import type { StreamCoordinatorModuleOptions } from '../module/stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
+import type { StreamCoordinatorModuleOptions } from '../interfaces/stream-coordinator-options.interface.js';
 import {
   collectHandlerOptionIssues,
   mergeHandlerOptions,
   resolveStreamCoordinatorOptions,
-} from '../module/stream-coordinator-options.validation.js';
-import { ShutdownDrain, StreamCoordinatorDrainModule } from '../module/shutdown-drain.module.js';
+} from '../options/stream-coordinator-options.validation.js';
+import { ShutdownDrain, StreamCoordinatorDrainModule } from '../runtime/shutdown-drain.module.js';
 import { isValidName } from '../protocol/limits.js';
 import { MemberRuntime } from '../runtime/member-runtime.js';
 import { MemberRuntimeEvents } from '../runtime/member-runtime-events.js';

@@ -1,10 +1,10 @@
 import type { FactoryProvider } from '@nestjs/common';
-import type { ResolvedStreamCoordinatorOptions } from './resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import {
   STREAM_COORDINATOR_OPTIONS,
   STREAM_COORDINATOR_RAW_OPTIONS,
-} from './stream-coordinator.constants.js';
-import { resolveStreamCoordinatorOptions } from './stream-coordinator-options.validation.js';
+} from '../constants/stream-coordinator.constants.js';
+import { resolveStreamCoordinatorOptions } from '../options/stream-coordinator-options.validation.js';
 
 /**
  * Validates the raw options (from `forRoot` or the `forRootAsync` factory alike) and provides the

@@ -2,11 +2,11 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import {
   STREAM_COORDINATOR_DEFAULTS,
   STREAM_COORDINATOR_RAW_OPTIONS,
-} from './stream-coordinator.constants.js';
+} from '../constants/stream-coordinator.constants.js';
 import type {
   StreamCoordinatorModuleExtras,
   StreamCoordinatorModuleOptions,
-} from './stream-coordinator-options.interface.js';
+} from '../interfaces/stream-coordinator-options.interface.js';
 
 /**
  * The generated `forRoot`/`forRootAsync` of `StreamCoordinatorModule`. Both provide the raw

@@ -4,9 +4,9 @@ import { HandlerInvokerFactory } from '../discovery/handler-invoker.factory.js';
 import { StreamHandlerMetadataAccessor } from '../discovery/stream-handler-metadata.accessor.js';
 import { StreamHandlerExplorer } from '../discovery/stream-handler.explorer.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
-import { STREAM_COORDINATOR_OPTIONS } from './stream-coordinator.constants.js';
+import { STREAM_COORDINATOR_OPTIONS } from '../constants/stream-coordinator.constants.js';
 import { StreamCoordinatorConfigurableModule } from './stream-coordinator.module-definition.js';
-import { StreamCoordinatorDrainModule } from './shutdown-drain.module.js';
+import { StreamCoordinatorDrainModule } from '../runtime/shutdown-drain.module.js';
 import { streamCoordinatorOptionsProvider } from './stream-coordinator-options.provider.js';
 import { STREAM_COORDINATOR_RUNTIME_PROVIDERS } from './stream-coordinator-runtime.providers.js';
 

@@ -1,4 +1,4 @@
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { CoordinatorClient } from '../runtime/coordinator-client.js';
 import { RoutingCache } from './routing-cache.js';

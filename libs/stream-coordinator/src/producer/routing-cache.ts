@@ -1,7 +1,7 @@
 import { InvalidRoutingError } from '../errors/producer/invalid-routing.error.js';
 import { RoutingFetchError } from '../errors/producer/routing-fetch.error.js';
 import { CompiledRouting } from './compiled-routing.js';
-import type { RoutingSource } from './routing-source.interface.js';
+import type { RoutingSource } from '../interfaces/routing-source.interface.js';
 
 interface Flight {
   generation: number;

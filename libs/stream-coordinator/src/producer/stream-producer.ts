@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { StreamCoordinatorConnections } from '../runtime/stream-coordinator-connections.js';
 import type {
   PublishBatchOptions,

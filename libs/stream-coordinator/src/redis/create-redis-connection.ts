@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import type { DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
 import { RedisConnectionOptionsError } from '../errors/redis/redis-connection-options.error.js';
 import type {
   RedisClusterNode,

@@ -7,7 +7,7 @@ import {
   type ProtocolErrorCode,
   type StreamRouting,
 } from '../protocol/index.js';
-import type { RoutingSource } from '../producer/routing-source.interface.js';
+import type { RoutingSource } from '../interfaces/routing-source.interface.js';
 
 /** Connection settings of {@link CoordinatorClient}. */
 export interface CoordinatorClientOptions {

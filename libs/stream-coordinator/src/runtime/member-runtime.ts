@@ -7,8 +7,8 @@ import {
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
 import { CoordinatorRequestError } from '../errors/runtime/coordinator-request.error.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
-import { ShutdownDrain } from '../module/shutdown-drain.module.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
+import { ShutdownDrain } from './shutdown-drain.module.js';
 import { KeySpace, prefixOfKey, type HeartbeatResponse } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { CoordinatorClient } from './coordinator-client.js';

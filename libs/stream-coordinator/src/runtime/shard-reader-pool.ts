@@ -1,7 +1,7 @@
 import { StreamShardContext } from '../context/stream-shard.context.js';
 import type { ConcurrencyLimiter } from '../data-plane/concurrency-limiter.js';
 import { Semaphore } from '../data-plane/concurrency-limiter.js';
-import type { DataPlaneLogger } from '../data-plane/data-plane-logger.interface.js';
+import type { DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
 import { ShardReader } from '../data-plane/shard-reader.js';
 import type { ShardReaderOptions } from '../data-plane/shard-reader.options.js';
 import type { ShardLostReason, ShardReaderHooks } from '../data-plane/shard-reader.types.js';

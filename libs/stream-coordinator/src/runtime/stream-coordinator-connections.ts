@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
-import type { ResolvedStreamCoordinatorOptions } from '../module/resolved-stream-coordinator-options.interface.js';
+import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { CONNECTION_CLOSED_EVENT, closeConnection } from '../redis/close-connection.js';
 import { createRedisConnection } from '../redis/create-redis-connection.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';

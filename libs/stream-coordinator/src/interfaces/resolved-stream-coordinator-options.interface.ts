@@ -1,8 +1,8 @@
 import type { LoggerService } from '@nestjs/common';
-import type { ExceptionClass } from '../interfaces/stream-shard-handler-options.interface.js';
+import type { ExceptionClass } from './stream-shard-handler-options.interface.js';
 import type { MemberIdStrategy } from '../identity/member-id.js';
-import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
-import type { RedisConnectionOptions } from '../interfaces/redis-connection-options.interface.js';
+import type { PayloadSerializer } from './payload-serializer.interface.js';
+import type { RedisConnectionOptions } from './redis-connection-options.interface.js';
 import type { MetricsRegistryLike } from './stream-coordinator-options.interface.js';
 
 /**

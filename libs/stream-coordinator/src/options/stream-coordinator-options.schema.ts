@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ID_PATTERN, NAME_PATTERN } from '../protocol/limits.js';
 import { isRedisUrl } from '../redis/redis-url.js';
-import { OPTION_LIMITS } from './stream-coordinator.constants.js';
+import { OPTION_LIMITS } from '../constants/stream-coordinator.constants.js';
 
 /**
  * Zod schemas of the module options and of `@StreamShardHandler` options. Every rule carries the

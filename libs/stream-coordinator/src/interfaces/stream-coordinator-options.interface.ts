@@ -1,7 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
-import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
-import type { RedisConnectionOptions } from '../interfaces/redis-connection-options.interface.js';
-import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
+import type { PayloadSerializer } from './payload-serializer.interface.js';
+import type { RedisConnectionOptions } from './redis-connection-options.interface.js';
+import type { StreamShardHandlerOptions } from './stream-shard-handler-options.interface.js';
 
 /**
  * The part of a prom-client `Registry` the library relies on. Typed structurally so that the

@@ -10,12 +10,12 @@ import type {
   ResolvedMetricsOptions,
   ResolvedStreamCoordinatorOptions,
   ResolvedStreamShardHandlerOptions,
-} from './resolved-stream-coordinator-options.interface.js';
+} from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import {
   STREAM_COORDINATOR_DEFAULTS,
   STREAM_SHARD_HANDLER_DEFAULTS,
-} from './stream-coordinator.constants.js';
-import type { OptionIssue } from './stream-coordinator.messages.js';
+} from '../constants/stream-coordinator.constants.js';
+import type { OptionIssue } from '../constants/stream-coordinator.messages.js';
 import {
   isPlainRecord,
   KNOWN_HANDLER_OPTION_KEYS,
@@ -28,7 +28,7 @@ import type {
   MetricsRegistryLike,
   StreamCoordinatorMetricsOptions,
   StreamCoordinatorModuleOptions,
-} from './stream-coordinator-options.interface.js';
+} from '../interfaces/stream-coordinator-options.interface.js';
 
 /** How to fix an option, where the rule alone does not say. */
 const MODULE_OPTION_HINTS: Readonly<Record<string, string>> = {
