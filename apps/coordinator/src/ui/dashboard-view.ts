@@ -6,6 +6,7 @@ import type {
   StreamShards,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import type { ShardLag } from './shard-lag.reader.js';
+import { listTargetMoves } from '@redis-stream-coordinator/nestjs/protocol';
 
 /** How one member relates to one shard, as the ownership grid shows it. */
 export type ShardCell =
@@ -89,14 +90,7 @@ export function summarize(e: GroupEventEntry): string {
   const member = typeof d.memberId === 'string' ? d.memberId : '';
   switch (e.type) {
     case 'TARGET_ASSIGNMENT_CHANGED': {
-      const moves =
-        (d.moves as
-          | Array<{ stream: string; shard: number; from: string | null; to: string | null }>
-          | undefined) ?? [];
-      const listed = moves
-        .slice(0, 6)
-        .map((m) => `${m.stream}/${m.shard} ${m.from ?? '∅'}→${m.to ?? '∅'}`);
-      const more = Number(d.moved ?? 0) - listed.length;
+      const { listed, more } = listTargetMoves(d, 6);
       return `target epoch ${String(d.assignmentEpoch)} (${String(d.reason)}, ${String(d.assignor)}): ${String(d.moved)} shard(s) moved${listed.length ? ` — ${listed.join(', ')}` : ''}${more > 0 ? ` +${more}` : ''}`;
     }
     case 'GROUP_EPOCH_BUMPED':

@@ -1,4 +1,4 @@
-import type { GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import { type GroupEventEntry, listTargetMoves } from '@redis-stream-coordinator/nestjs/protocol';
 import { intOption } from '../cli-args.js';
 import { formatShards } from '../table-format.js';
 import { type CliContext, segment } from './cli-context.js';
@@ -19,14 +19,7 @@ export function formatEvent(e: GroupEventEntry): string {
   let detail: string;
   switch (e.type) {
     case 'TARGET_ASSIGNMENT_CHANGED': {
-      const moves =
-        (d.moves as
-          | Array<{ stream: string; shard: number; from: string | null; to: string | null }>
-          | undefined) ?? [];
-      const listed = moves
-        .slice(0, 8)
-        .map((m) => `${m.stream}/${m.shard} ${m.from ?? '∅'}→${m.to ?? '∅'}`);
-      const more = Number(d.moved ?? moves.length) - listed.length;
+      const { listed, more } = listTargetMoves(d, 8);
       detail = `reason=${String(d.reason)} assignor=${String(d.assignor)} moved=${String(d.moved)}${listed.length ? `: ${listed.join(', ')}` : ''}${more > 0 ? ` (+${more} more)` : ''}`;
       break;
     }

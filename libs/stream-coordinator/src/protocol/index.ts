@@ -10,4 +10,5 @@ export * from './key-space.js';
 export * from './limits.js';
 export * from './murmur3.js';
 export * from './routing.js';
+export * from './target-moves.js';
 export type * from './wire.types.js';
