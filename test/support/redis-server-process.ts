@@ -18,6 +18,11 @@ export interface RedisServerOptions {
   binary?: string;
   /** How long to wait for the first PONG; default 10 s. */
   readyTimeoutMs?: number;
+  /**
+   * Where the readiness PING goes (credentials when the default user is off); default
+   * `redis://127.0.0.1:<port>`.
+   */
+  probeUrl?: string;
 }
 
 /** A running `redis-server` child process. */
@@ -129,7 +134,7 @@ export async function spawnRedisServer(options: RedisServerOptions): Promise<Red
   const deadline = Date.now() + (options.readyTimeoutMs ?? 10_000);
   for (;;) {
     if (!running) throw failure('exited before it answered PING');
-    if ((await probeRedis(server.url, 1000)).ok) return server;
+    if ((await probeRedis(options.probeUrl ?? server.url, 1000)).ok) return server;
     if (Date.now() > deadline) {
       await server.kill();
       throw failure(`did not answer PING within ${options.readyTimeoutMs ?? 10_000} ms`);
