@@ -45,6 +45,12 @@ password() {
     echo "users-acl.sh: $1 must be set to at least 16 characters" >&2
     exit 2
   fi
+  case "$value" in
+    replace-me*)
+      echo "users-acl.sh: $1 is still the shipped placeholder; set a real password" >&2
+      exit 2
+      ;;
+  esac
   hash "$value"
 }
 

@@ -213,5 +213,12 @@ describe('docker/redis/users-acl.sh (offline)', () => {
     expect(run({ ...passwords, KEY_PREFIX: 'rsc', REDIS_WORKER_PASSWORD: 'short' })).toMatch(
       /REDIS_WORKER_PASSWORD must be set to at least 16 characters/,
     );
+    expect(
+      run({
+        ...passwords,
+        KEY_PREFIX: 'rsc',
+        REDIS_PRODUCER_PASSWORD: 'replace-me-producer-password',
+      }),
+    ).toMatch(/REDIS_PRODUCER_PASSWORD is still the shipped placeholder/);
   });
 });
