@@ -1,14 +1,22 @@
 import { NonRetryableError } from '@redis-stream-coordinator/nestjs';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
+import { freePort } from '../support/free-port.js';
 import { uniquePrefix } from '../support/redis.js';
+import { spawnRedisServer } from '../support/redis-server-process.js';
+import { createTempDir } from '../support/temp-dir.js';
 import { type MemberApp, startMemberApp } from '../library/e2e/member-app.js';
-import { type AclRedis, renderUsersAcl, startAclRedis } from './support/acl-redis.js';
+import {
+  ACL_PASSWORDS,
+  type AclRedis,
+  renderUsersAcl,
+  startAclRedis,
+} from './support/acl-redis.js';
 import { DOCKER_DIR, loadCompose } from './support/deploy-files.js';
 
 /**
@@ -220,5 +228,55 @@ describe('docker/redis/users-acl.sh (offline)', () => {
         REDIS_PRODUCER_PASSWORD: 'replace-me-producer-password',
       }),
     ).toMatch(/REDIS_PRODUCER_PASSWORD is still the shipped placeholder/);
+  });
+});
+
+describe('docker/redis/start.sh', () => {
+  it('writes the ACL file from the environment and starts Redis with it', async () => {
+    const dir = createTempDir('redis-start');
+    // The image's docker-entrypoint.sh, reduced to what start.sh relies on: run the command.
+    writeFileSync(join(dir.path, 'docker-entrypoint.sh'), '#!/bin/sh\nexec "$@"\n');
+    const wrapper = join(dir.path, 'redis-via-start-sh');
+    writeFileSync(
+      wrapper,
+      [
+        '#!/bin/sh',
+        `PATH="${dir.path}:$PATH"`,
+        'export KEY_PREFIX=rsc',
+        `export REDIS_COORDINATOR_PASSWORD='${ACL_PASSWORDS['rsc-coordinator']}'`,
+        `export REDIS_WORKER_PASSWORD='${ACL_PASSWORDS['rsc-worker']}'`,
+        `export REDIS_PRODUCER_PASSWORD='${ACL_PASSWORDS['rsc-producer']}'`,
+        `export REDIS_ACL_FILE='${join(dir.path, 'acl', 'users.acl')}'`,
+        `exec sh '${join(DOCKER_DIR, 'redis', 'start.sh')}' redis-server "$@"`,
+        '',
+      ].join('\n'),
+    );
+    for (const file of ['docker-entrypoint.sh', 'redis-via-start-sh'])
+      chmodSync(join(dir.path, file), 0o755);
+    const port = await freePort();
+    const worker = `redis://rsc-worker:${ACL_PASSWORDS['rsc-worker']}@127.0.0.1:${port}`;
+    const server = await spawnRedisServer({
+      port,
+      dir: dir.path,
+      binary: wrapper,
+      probeUrl: worker,
+      args: ['--save', '', '--appendonly', 'no'],
+    });
+    const clients = [worker, `redis://127.0.0.1:${port}`].map((url) => {
+      const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      client.on('error', () => undefined);
+      return client;
+    });
+    try {
+      const [asWorker, anonymous] = clients as [Redis, Redis];
+      expect(await asWorker.ping()).toBe('PONG');
+      await expect(asWorker.hset('rsc:{@g:x}:meta', 'version', '1')).rejects.toThrow(/NOPERM/);
+      await expect(anonymous.ping()).rejects.toThrow(/NOAUTH/);
+      expect(readFileSync(join(dir.path, 'acl', 'users.acl'), 'utf8')).toBe(renderUsersAcl('rsc'));
+    } finally {
+      for (const client of clients) client.disconnect();
+      await server.stop();
+      dir.remove();
+    }
   });
 });
