@@ -9,7 +9,8 @@
 #
 # Users (passwords are stored as SHA-256 hashes; each must be at least 16 characters):
 # - default: off (no unauthenticated access at all);
-# - rsc-coordinator: every key and channel under the prefix, no dangerous commands;
+# - rsc-coordinator: every key and channel under the prefix, no dangerous commands but INFO and
+#   CONFIG GET (the coordinator checks maxmemory-policy);
 # - rsc-worker: shard streams, read gates and dead-letter streams read-write, shard meta hashes
 #   (fences, `state`) read-only, nothing of the control plane (`{@g:…}` group state, `{@m}`
 #   catalog), the nudge channels only; the commands the library's reader, scripts and lag
@@ -65,6 +66,6 @@ shard="${prefix}:{[^@]*}"
 connect='+ping +echo +hello +auth +select +info +client|setname +client|getname +client|id +readonly +cluster|slots +cluster|shards +cluster|info +cluster|nodes'
 
 echo 'user default off resetkeys resetchannels -@all'
-echo "user rsc-coordinator on #$coordinator resetkeys resetchannels ~${prefix}:* &${prefix}:* +@all -@dangerous +info +config|get $connect"
+echo "user rsc-coordinator on #$coordinator resetkeys resetchannels ~${prefix}:* &${prefix}:* +@all -@dangerous +config|get $connect"
 echo "user rsc-worker on #$worker resetkeys resetchannels %RW~${shard} %RW~${shard}:gate:* %RW~${shard}:dlq %R~${shard}:meta &${prefix}:nudge:* -@all $connect +evalsha +eval +hget +xreadgroup +xack +xclaim +xpending +xadd +xgroup|create +xgroup|createconsumer +xgroup|delconsumer +xinfo|groups +subscribe +unsubscribe"
 echo "user rsc-producer on #$producer resetkeys resetchannels %RW~${shard} %R~${shard}:meta -@all $connect +evalsha +eval +hget +xadd"
