@@ -161,6 +161,38 @@ describe('docker/compose.yml (offline)', () => {
     ).toBeGreaterThanOrEqual(coordinator.shutdownGraceMs + 5000);
   });
 
+  it('Redis: not on the host, ACL users from the shipped script, one user per app role', () => {
+    const redis = services.redis as Service & {
+      entrypoint?: string[];
+      user?: string;
+      volumes?: string[];
+    };
+    expect(redis.ports, 'Redis is not published on host interfaces').toBeUndefined();
+    expect(redis.user).toBe('999:999');
+    expect(redis.entrypoint).toEqual(['sh', '/etc/redis-acl/start.sh']);
+    const mount = (redis.volumes ?? []).find((v) => v.includes(':/etc/redis-acl'));
+    expect(mount, 'docker/redis is mounted at /etc/redis-acl').toBeDefined();
+    const hostDir = resolve(DOCKER_DIR, (mount ?? '').split(':')[0] as string);
+    for (const script of ['start.sh', 'users-acl.sh'])
+      expect(existsSync(join(hostDir, script)), script).toBe(true);
+    const redisEnv = envOf(redis);
+    expect(redisEnv.KEY_PREFIX).toBe(envOf(services.coordinator as Service).KEY_PREFIX);
+    const users: Record<string, string> = {
+      coordinator: 'rsc-coordinator',
+      worker: 'rsc-worker',
+      producer: 'rsc-producer',
+    };
+    for (const [name, user] of Object.entries(users)) {
+      const url = new URL(envOf(services[name] as Service).REDIS_URL ?? '');
+      expect(url.username, `${name}: its own Redis user`).toBe(user);
+      const variable = `REDIS_${user.slice(4).toUpperCase()}_PASSWORD`;
+      expect(decodeURIComponent(url.password), `${name}: password of ${user}`).toBe(
+        redisEnv[variable],
+      );
+      expect(services[name]?.environment?.REDIS_URL).toContain(`\${${variable}:-`);
+    }
+  });
+
   it('the helpers catch bad input', () => {
     expect(composeSeconds('1m30s')).toBe(90);
     expect(composeDefaults('${A:-x}/${B}')).toBe('x/');

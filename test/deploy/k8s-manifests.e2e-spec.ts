@@ -66,12 +66,32 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 const envOf = (c: Container): Map<string, EnvVar> => new Map((c.env ?? []).map((e) => [e.name, e]));
 
-/** The env of a container as a plain map, secrets replaced by a placeholder token. */
+/**
+ * Names a container's env defines only to be expanded into another value (`$(NAME)`, which
+ * Kubernetes expands from variables defined earlier in the list), e.g. `REDIS_PASSWORD` in
+ * `REDIS_URL`: the app never reads them.
+ */
+function expandedOnly(c: Container): Set<string> {
+  const used = new Set<string>();
+  for (const e of c.env ?? [])
+    for (const m of (e.value ?? '').matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g))
+      used.add(m[1] as string);
+  return used;
+}
+
+/**
+ * The env of a container as the app sees it: secrets replaced by a placeholder token, `$(NAME)`
+ * expanded from earlier entries, names only used in expansions left out.
+ */
 function plainEnv(c: Container): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of c.env ?? []) {
-    out[e.name] = e.value ?? (e.valueFrom?.secretKeyRef ? 'secret-token' : 'downward-api-value');
+    const raw = e.value ?? (e.valueFrom?.secretKeyRef ? 'secret-token' : 'downward-api-value');
+    out[e.name] = raw.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, name: string) =>
+      name in out ? (out[name] as string) : all,
+    );
   }
+  for (const name of expandedOnly(c)) delete out[name];
   return out;
 }
 
@@ -187,6 +207,7 @@ describe('Kubernetes manifests (offline)', () => {
       const { object, pod, container } = containerOf(v.objects, 'worker', kind);
       expect(appOfImage(container.image)).toBe('example-worker');
       const env = envOf(container);
+      for (const name of expandedOnly(container)) env.delete(name);
       expect(env.get('POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
       expect(env.get('POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
       if (kind === 'StatefulSet') {

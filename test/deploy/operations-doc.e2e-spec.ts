@@ -46,7 +46,13 @@ describe('docs/operations.md', () => {
       ...envNamesOf('example-worker'),
       ...envNamesOf('example-producer'),
       ...Object.keys(PROTOCOL_ERROR_STATUS),
-      'REDIS_HOST_PORT', // docker/compose.yml interpolation
+      // Read by docker/redis/*.sh (the Redis container's ACL users).
+      ...[
+        ...readFileSync(join(ROOT, 'docker/redis/users-acl.sh'), 'utf8').matchAll(
+          /\b(REDIS_[A-Z_]+_PASSWORD)\b/g,
+        ),
+      ].map((m) => m[1] as string),
+      'NODE_EXTRA_CA_CERTS', // Node's own: extra trusted CAs (TLS to Redis, HTTPS)
       ...eventTypesIn('apps/coordinator/src/core/group-event.ts'),
       ...eventTypesIn('apps/coordinator/src/core/streams/stream-record.ts'),
     ]);

@@ -19,6 +19,11 @@ export interface RedisServerOptions {
   binary?: string;
   /** How long to wait for the first PONG; default 10 s. */
   readyTimeoutMs?: number;
+  /**
+   * Where the readiness PING goes (credentials when the default user is off); default
+   * `redis://127.0.0.1:<port>`.
+   */
+  probeUrl?: string;
 }
 
 /** A running `redis-server` child process. */
@@ -130,7 +135,7 @@ export async function spawnRedisServer(options: RedisServerOptions): Promise<Red
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   const answers = async (): Promise<boolean> => {
     if (!running) throw failure('exited before it answered PING');
-    return (await probeRedis(server.url, 1000)).ok;
+    return (await probeRedis(options.probeUrl ?? server.url, 1000)).ok;
   };
   try {
     await waitFor(answers, {

@@ -47,8 +47,8 @@ type XReadGroupReply = Array<[key: Buffer, entries: Array<[id: Buffer, fields: B
 /**
  * The data-plane commands of one member on one shard for one group.
  *
- * Acks, claims and redeliveries run one same-slot Lua script each (KEYS: the shard stream and its
- * meta hash) and reject with {@link FencedError} when the fence token does not name `memberId`.
+ * Acks, claims and redeliveries run one same-slot Lua script each (KEYS: the shard stream; the
+ * script reads its meta hash, docs/protocol.md §13.5) and reject with {@link FencedError} when the fence token does not name `memberId`.
  * Reads are one plain `XREADGROUP` through this member's read gate (`gateKey`, see
  * `shardGateKey`): it delivers nothing unless the gate exists, which the coordinator ensures only
  * while the token names this member.
@@ -69,7 +69,7 @@ export class ShardCommands {
   ) {
     this.metaKey = shardMetaKey(key);
     this.gateKey = shardGateKey(key, group, memberId);
-    this.head = [key, this.metaKey, group, memberId];
+    this.head = [key, group, memberId];
   }
 
   /**
@@ -77,7 +77,7 @@ export class ShardCommands {
    * or `no-gate` when the fence names this member but its read gate does not exist (yet).
    */
   async acquire(connection: RedisConnection): Promise<'ready' | 'no-gate'> {
-    const args = [this.key, this.metaKey, this.gateKey, this.group, this.memberId];
+    const args = [this.key, this.gateKey, this.group, this.memberId];
     let reply: unknown;
     try {
       reply = await runScript(connection, ACQUIRE_SCRIPT, args, false);

@@ -7,7 +7,6 @@ import { PublishError } from '../errors/producer/publish.error.js';
 import { RoutingFetchError } from '../errors/producer/routing-fetch.error.js';
 import { StaleRoutingError } from '../errors/producer/stale-routing.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
-import { shardMetaKey } from '../protocol/key-space.js';
 import { isValidName } from '../protocol/limits.js';
 import { runScript, type ScriptArgument } from '../redis/lua-script.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
@@ -109,7 +108,6 @@ export class StreamPublisher {
       try {
         const ids = (await runScript(this.connection, PUBLISH_SCRIPT, [
           shardKey,
-          shardMetaKey(shardKey),
           ...trim,
           ...encoded,
         ])) as string[];
@@ -193,10 +191,9 @@ export class StreamPublisher {
     trim: readonly ScriptArgument[],
     ids: Array<string | undefined>,
   ): Promise<{ shardKey: string; error: unknown; unwritten: number[] } | undefined> {
-    const metaKey = shardMetaKey(shardKey);
     for (let start = 0; start < indices.length; start += MAX_ENTRIES_PER_CALL) {
       const chunk = indices.slice(start, start + MAX_ENTRIES_PER_CALL);
-      const args: ScriptArgument[] = [shardKey, metaKey, ...trim];
+      const args: ScriptArgument[] = [shardKey, ...trim];
       for (const index of chunk) args.push(...(encoded[index] as Encoded));
       try {
         const written = (await runScript(this.connection, PUBLISH_SCRIPT, args)) as string[];

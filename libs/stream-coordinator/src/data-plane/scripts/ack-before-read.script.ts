@@ -16,12 +16,12 @@ import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
  * takes every pending entry over in id order. It also holds if the two commands were ever
  * reordered (the read's entries are then the orphans).
  *
- * KEYS: shard stream, meta hash. ARGV: group, memberId, the ack ids joined with `,` (`''`: none).
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ack ids joined with `,` (`''`: none).
  * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).
  */
 export const ACK_BEFORE_READ_SCRIPT: LuaScript = {
   name: 'rscAckBeforeRead',
-  numberOfKeys: 2,
+  numberOfKeys: 1,
   lua: `${FENCE_CHECK_LUA}${ACK_LIST_LUA}
 local acked = ack_list(3)
 if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return -1 end

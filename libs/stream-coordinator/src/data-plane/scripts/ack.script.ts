@@ -4,12 +4,12 @@ import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
 /**
  * `ack` — fence check, then XACK the given ids (none: a pure fence check).
  *
- * KEYS: shard stream, meta hash. ARGV: group, memberId, the ids joined with `,` (`''`: none).
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ids joined with `,` (`''`: none).
  * Reply: how many entries were acknowledged.
  */
 export const ACK_SCRIPT: LuaScript = {
   name: 'rscAck',
-  numberOfKeys: 2,
+  numberOfKeys: 1,
   lua: `${FENCE_CHECK_LUA}${ACK_LIST_LUA}
 return ack_list(3)
 `,

@@ -25,14 +25,14 @@ import { FENCE_CHECK_LUA } from './fence-check.lua.js';
  * trimmed while pending is reported and acked away (Redis ≥ 7.0 drops it from the PEL when
  * XCLAIM finds it gone).
  *
- * KEYS: shard stream, meta hash. ARGV: group, memberId, cursor (inclusive; `0-0` to start),
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, cursor (inclusive; `0-0` to start),
  * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none), maybeTaken.
  * Reply: `[nextCursor, [[id, fields, deliveryCount], …], [deletedId, …]]`, `nextCursor` `0-0`
  * when the pending list has been gone through.
  */
 export const CLAIM_SCRIPT: LuaScript = {
   name: 'rscClaim',
-  numberOfKeys: 2,
+  numberOfKeys: 1,
   lua: `${FENCE_CHECK_LUA}
 local function part_less(a, b)
   if #a ~= #b then return #a < #b end

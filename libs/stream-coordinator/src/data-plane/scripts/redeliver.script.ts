@@ -7,12 +7,12 @@ import { FENCE_CHECK_LUA } from './fence-check.lua.js';
  * An entry that was deleted or trimmed meanwhile is acked away (Redis ≥ 7.0 already drops it
  * from the PEL) and reported as missing.
  *
- * KEYS: shard stream, meta hash. ARGV: group, memberId, id.
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, id.
  * Reply: `[1, id, fields, deliveryCount]`, or `[0]` when the entry is gone.
  */
 export const REDELIVER_SCRIPT: LuaScript = {
   name: 'rscRedeliver',
-  numberOfKeys: 2,
+  numberOfKeys: 1,
   lua: `${FENCE_CHECK_LUA}
 local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3])
 local entry = claimed[1]

@@ -7,15 +7,16 @@ import type { LuaScript } from '../../redis/lua-script.js';
  * The check and the writes are one atomic script, so once the coordinator sets `state` to
  * `closed` no producer can add to the shard.
  *
- * KEYS: shard stream, meta hash. ARGV: trim mode (`''`, `MAXLEN` or `MINID`), `~` or `=`,
+ * KEYS: shard stream (its meta hash `KEYS[1] .. ':meta'` is read undeclared: docs/protocol.md §13.5).
+ * ARGV: trim mode (`''`, `MAXLEN` or `MINID`), `~` or `=`,
  * trim threshold, then one triple per entry: key, payload, headers (`''` = none). Trimming is
  * applied on the last entry's XADD. Reply: the new entry ids, in order.
  */
 export const PUBLISH_SCRIPT: LuaScript = {
   name: 'rscPublish',
-  numberOfKeys: 2,
+  numberOfKeys: 1,
   lua: `
-local state = redis.call('HGET', KEYS[2], 'state')
+local state = redis.call('HGET', KEYS[1] .. ':meta', 'state')
 if state ~= 'open' then
   return redis.error_reply('STALE_ROUTING key=' .. KEYS[1] .. ' state=' .. (state or '-'))
 end
