@@ -132,6 +132,38 @@ describe('invariant checker', () => {
     );
     expect(tight.results.noLoss.byKind).toEqual({ unacked: 1 });
   });
+
+  it('no loss: only ids handled after the killed member last sent a recorded ack can have lost their record', () => {
+    // A member's acks of a shard go out one batch at a time, each carrying every id it handled
+    // since the batch before; so a batch whose record died with the member holds only ids handled
+    // after the send of its last recorded batch. B handled 3-0 at [120, 121], then sent an ack of
+    // other ids at 130 (recorded, without 3-0), then was killed at 400: 3-0 was not in the
+    // batch in flight; gone from the pending list without an ack, it is lost (e.g. a consumer
+    // deleted with its pending entries), not explained by the crash.
+    const input = {
+      ...clean(),
+      acks: [
+        ...(clean().acks ?? []).filter((x) => x.m !== 'B'),
+        { ...ack('B', 0, ['9-0'], 131), t0: T + 130 },
+      ],
+      crashes: [{ memberId: 'B', at: T + 400 }],
+    };
+    expect(checkInvariants(input).results.noLoss.byKind).toMatchObject({ unacked: 1 });
+    // a recorded ack sent before the handling ended (or one on another shard, or after the kill
+    // by a restarted B) leaves the explanation open
+    for (const later of [
+      { ...ack('B', 0, ['9-0'], 121), t0: T + 120.5 },
+      { ...ack('B', 1, ['9-0'], 131), t0: T + 130 },
+      { ...ack('B', 0, ['9-0'], 501), t0: T + 500 },
+    ]) {
+      const report = checkInvariants({
+        ...input,
+        acks: [...(clean().acks ?? []).filter((x) => x.m !== 'B'), later],
+      });
+      expect(report.results.noLoss.notes.ackRecordLostInCrash, JSON.stringify(later)).toBe(1);
+      expect(report.results.noLoss.byKind.unacked ?? 0).toBe(0);
+    }
+  });
   it('per-key order: first handlings out of order, and going back past an acked number', () => {
     const input = clean();
     const swapped = checkInvariants({

@@ -31,7 +31,9 @@ import { ViolationLog } from './violation-log.js';
  *    violations too (the bookkeeping would be wrong). One exception, counted as
  *    `ackRecordLostInCrash`: a message that is in no ack record but not pending at the end
  *    either, whose last handling's member was killed (`crashes`) within `crashWindowMs` after
- *    that handling ended — Redis applied the ack, the process died before it wrote the record.
+ *    that handling ended, and which that member handled after it sent its last recorded ack of
+ *    the shard (only such ids can be in the batch in flight at the kill) — Redis applied the
+ *    ack, the process died before it wrote the record.
  * 2. **perKeyOrder** — per key, in handling start order, the first handling of each sequence
  *    number comes in sequence order; and no handling of sequence q starts after a message of
  *    the same key with a higher sequence number was acked (a redelivery may repeat numbers,
@@ -136,6 +138,8 @@ class CheckContext {
   readonly ackSentAt = new Map<string, number>();
   /** member|shard → entry id → ack completion times. */
   readonly acksBy = new Map<string, Map<string, number[]>>();
+  /** member|shard → every ack record's (answer time, send time). */
+  readonly ackBatchesBy = new Map<string, Array<{ t: number; sent: number }>>();
   readonly pendingIds = new Map<string, string>();
   readonly deadLettered = new Set<string>();
   /** member → kill times, ascending. */
@@ -174,6 +178,7 @@ class CheckContext {
     for (const h of this.handled) push(this.handlingsOf, msgKey(h.s, h.id), h);
     for (const a of this.acks ?? []) {
       const byId = getOrCreate(this.acksBy, `${a.m}|${a.s}`, () => new Map<string, number[]>());
+      push(this.ackBatchesBy, `${a.m}|${a.s}`, { t: a.t, sent: a.t0 ?? a.t });
       for (const id of a.a) {
         const key = msgKey(a.s, id);
         const earliest = this.ackedAt.get(key);
@@ -258,17 +263,24 @@ class CheckContext {
 
   /**
    * Whether a message with no ack record can have been acked by a member that was killed before
-   * it could record the ack: not pending at the end, and the member of its last handling was
-   * killed within the crash window after that handling ended.
+   * it could record the ack: not pending at the end, the member of its last handling was killed
+   * within the crash window after that handling ended, and the handling ended after that member
+   * sent its last recorded ack of the shard before the kill. A member's acks of a shard go out
+   * one batch at a time, each with every id handled since the batch before, so the batch whose
+   * record died with it holds only such ids; an id handled before that send was in a recorded
+   * batch or in none.
    */
   ackLostInCrash(key: string): boolean {
     if (this.input.pending === null || this.pendingIds.has(key)) return false;
     const list = this.handlingsOf.get(key);
     const last = list?.[list.length - 1];
     if (last === undefined) return false;
-    return (this.crashesOf.get(last.m) ?? []).some(
-      (at) => at >= last.t1 && at - last.t1 <= this.crashWindow,
-    );
+    const batches = this.ackBatchesBy.get(`${last.m}|${last.s}`) ?? [];
+    return (this.crashesOf.get(last.m) ?? []).some((at) => {
+      if (at < last.t1 || at - last.t1 > this.crashWindow) return false;
+      const lastSent = batches.reduce((m, b) => (b.t <= at && b.sent > m ? b.sent : m), -Infinity);
+      return last.t1 > lastSent;
+    });
   }
 
   /** Whether the handling's ack took effect. */

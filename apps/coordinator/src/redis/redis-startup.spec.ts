@@ -17,6 +17,34 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(replyError('ERR Error running script'))).toBe(false);
     expect(isRedisUnavailable('not an error')).toBe(false);
   });
+
+  it('does not count a failure of the step itself (a corrupt record, a bug) as Redis down', () => {
+    // JSON.parse of a corrupt catalog record: retrying for REDIS_STARTUP_TIMEOUT_MS cannot help,
+    // and the final message would send the operator to check that Redis is up.
+    expect(isRedisUnavailable(new SyntaxError('Unexpected token } in JSON at position 3'))).toBe(
+      false,
+    );
+    expect(
+      isRedisUnavailable(new TypeError("Cannot read properties of undefined (reading 'x')")),
+    ).toBe(false);
+    expect(isRedisUnavailable(new RangeError('Invalid array length'))).toBe(false);
+  });
+
+  it('judges a Cluster that reached no node by the last node error', () => {
+    // ioredis's ClusterAllFailedError: a wrong password on every node is a refusal, not an outage.
+    const allFailed = (lastNodeError: Error): Error =>
+      Object.assign(new Error('Failed to refresh slots cache.'), {
+        name: 'ClusterAllFailedError',
+        lastNodeError,
+      });
+    expect(
+      isRedisUnavailable(allFailed(replyError('WRONGPASS invalid username-password pair'))),
+    ).toBe(false);
+    expect(isRedisUnavailable(allFailed(new Error('connect ECONNREFUSED 127.0.0.1:7000')))).toBe(
+      true,
+    );
+    expect(isRedisUnavailable(allFailed(replyError('LOADING Redis is loading')))).toBe(true);
+  });
 });
 
 describe('untilRedisAnswers', () => {

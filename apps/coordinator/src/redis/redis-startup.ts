@@ -4,13 +4,21 @@ import { RedisUnavailableAtStartError } from './redis-unavailable-at-start.error
 /** Replies that mean "not now" rather than "no": the server is loading, busy or failing over. */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY)\b/;
 
+/** Errors of the step itself (a corrupt record it parsed, a bug): no retry can help. */
+const STEP_FAILURES = [SyntaxError, TypeError, RangeError, ReferenceError];
+
 /**
  * Whether `error` says Redis could not be reached (a closed or refused connection, a command
  * dropped after the reconnect attempts) or is not ready yet, as opposed to Redis answering no.
+ * A Cluster that reached no node (ioredis `ClusterAllFailedError`) is judged by the last node's
+ * error, so a password every node refuses is a refusal too.
  */
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof ReplyError) return TRANSIENT_REPLY.test(error.message);
+  if (STEP_FAILURES.some((type) => error instanceof type)) return false;
+  const lastNodeError: unknown = (error as { lastNodeError?: unknown }).lastNodeError;
+  if (lastNodeError instanceof Error) return isRedisUnavailable(lastNodeError);
   return true;
 }
 

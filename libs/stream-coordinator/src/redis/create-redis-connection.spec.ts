@@ -35,6 +35,17 @@ describe('createRedisConnection', () => {
     expect(fromOptions.options).toMatchObject({ host: 'h', port: 7000 });
   });
 
+  it('a TLS scheme in any case connects with TLS', () => {
+    // the scheme is accepted without case, but ioredis turns TLS on only for a literal
+    // "rediss://": an upper-case REDISS:// would send the password in clear text
+    for (const url of ['REDISS://:pw@h:6379', 'Rediss://h:6379', '  rediss://h:6379 ']) {
+      expect((inspect(url) as Redis).options.tls, url).toBeDefined();
+    }
+    expect((inspect('REDIS://h:6379') as Redis).options.tls).toBeUndefined();
+    const cluster = inspect('REDISS+CLUSTER://a:7000') as Cluster;
+    expect(cluster.options.redisOptions?.tls).toBeDefined();
+  });
+
   it('reader connections speak RESP2 (faster to decode) and other roles keep the default', () => {
     expect((inspect('redis://h:1', 'reader') as Redis).options.protocol).toBe(2);
     expect((inspect({ host: 'h', protocol: 3 }, 'reader') as Redis).options.protocol).toBe(2);

@@ -148,7 +148,8 @@ function fromUrl(
     );
   }
   if (parsed.searchParams.has('keyPrefix')) rejectKeyPrefix(parsed.searchParams.get('keyPrefix'));
-  return new Redis(url, roleOptions);
+  // ioredis turns TLS on only for a literal "rediss://": give it the scheme in lower case
+  return new Redis(`${scheme}${url.slice(url.indexOf('://'))}`, roleOptions);
 }
 
 function fromClusterUrl(
