@@ -70,7 +70,9 @@ const envOf = (c: Container): Map<string, EnvVar> => new Map((c.env ?? []).map((
 function plainEnv(c: Container): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of c.env ?? []) {
-    out[e.name] = e.value ?? (e.valueFrom?.secretKeyRef ? 'secret-token' : 'downward-api-value');
+    out[e.name] =
+      e.value ??
+      (e.valueFrom?.secretKeyRef ? 'token-from-the-kubernetes-secret' : 'downward-api-value');
   }
   return out;
 }
