@@ -347,6 +347,14 @@ describe('storage unreachable → 503 COORDINATOR_NOT_AVAILABLE, and recovery', 
     expect(details.redis?.status).toBe('down');
     expect(details.redis?.reason).toMatch(/Redis/);
     expect((await api.get('/health/live')).status).toBe(200);
+    // Nothing internal leaks: no Redis error text in error bodies, no health details without a token.
+    for (const body of [res.body, join.body, described.body]) {
+      expect(body.error.message).not.toMatch(
+        /ECONNREFUSED|connect|Connection|127\.0\.0\.1|:\d{2,5}\b/,
+      );
+    }
+    const anonymousReady = await api.as(null).get('/health/ready');
+    expect([anonymousReady.status, anonymousReady.body]).toEqual([503, { status: 'error' }]);
 
     await server.restart();
     await pollUntil(

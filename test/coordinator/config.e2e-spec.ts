@@ -77,6 +77,32 @@ const BAD_ENV: BadEnvCase[] = [
     mentions: ['COORDINATOR_TOKEN', 'COORDINATOR_AUTH=none'],
   },
   {
+    name: 'a token shorter than 16 characters',
+    env: { COORDINATOR_TOKEN: 'short-token' },
+    mentions: ['COORDINATOR_TOKEN', '16'],
+  },
+  {
+    name: 'a shipped placeholder token (docker/compose.yml)',
+    env: { COORDINATOR_ADMIN_TOKEN: 'dev-admin-token' },
+    mentions: ['COORDINATOR_ADMIN_TOKEN', 'placeholder', 'openssl rand -hex 32'],
+  },
+  {
+    name: 'a shipped placeholder token (the Kubernetes secret)',
+    env: { COORDINATOR_TOKEN: 'replace-me-member-token' },
+    mentions: ['COORDINATOR_TOKEN', 'placeholder'],
+  },
+  {
+    name: 'a short viewer or metrics token',
+    env: { COORDINATOR_VIEWER_TOKEN: 'viewer', METRICS_TOKEN: 'scrape' },
+    mentions: ['COORDINATOR_VIEWER_TOKEN', 'METRICS_TOKEN'],
+  },
+  {
+    name: 'COORDINATOR_AUTH=none on every interface',
+    env: { COORDINATOR_AUTH: 'none', HOST: '0.0.0.0' },
+    mentions: ['COORDINATOR_AUTH=none', 'loopback', 'HOST'],
+  },
+  { name: 'MAX_GROUPS=0', env: { MAX_GROUPS: '0' }, mentions: ['MAX_GROUPS'] },
+  {
     name: 'COORDINATOR_AUTH=maybe',
     env: { COORDINATOR_AUTH: 'maybe' },
     mentions: ['COORDINATOR_AUTH'],

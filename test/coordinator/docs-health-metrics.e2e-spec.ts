@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
+import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
 import { useRedisPrefix } from '../support/redis.js';
 import { heartbeat, joinRequest, ok, useCoordinator } from './support/coordinator-fixture.js';
 import { parsePrometheusText, type PromFamily, sampleValue } from './support/prometheus-text.js';
@@ -112,12 +112,13 @@ describe('/docs, /health and /metrics', () => {
     ).toEqual(doc);
   });
 
-  it('/health/live and /health/ready answer 200 with no token', async () => {
+  it('/health/live and /health/ready answer 200 with no token; details only with one', async () => {
     const anonymous = new CoordinatorApi(fx.coordinator().url, null);
     const live = await anonymous.get<Json>('/health/live');
     expect(live.status).toBe(200);
     expect(live.body.status).toBe('ok');
-    const ready = await anonymous.get<{
+    expect((await anonymous.get('/health/ready')).body).toEqual({ status: 'ok' });
+    const ready = await anonymous.as(TEST_TOKENS.member).get<{
       status: string;
       details: Record<string, { status: string }>;
     }>('/health/ready');
@@ -257,7 +258,7 @@ describe('/health/ready during shutdown', () => {
     const stopped = coordinator.stop('SIGTERM');
     const during = await pollUntil(
       () =>
-        anonymous.get<{
+        anonymous.as(TEST_TOKENS.member).get<{
           status: string;
           details: Record<string, { status: string; reason?: string }>;
         }>('/health/ready'),

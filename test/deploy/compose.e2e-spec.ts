@@ -47,9 +47,13 @@ const services = compose.services;
 
 const appOf = (service: Service): AppName | undefined =>
   service.image ? appOfImage(service.image) : undefined;
+/** A service's environment as compose would set it (required tokens: a generated-looking value). */
 const envOf = (service: Service): Record<string, string> =>
   Object.fromEntries(
-    Object.entries(service.environment ?? {}).map(([k, v]) => [k, composeDefaults(String(v))]),
+    Object.entries(service.environment ?? {}).map(([k, v]) => [
+      k,
+      /^\$\{\w+:\?/.test(String(v)) ? 'f'.repeat(64) : composeDefaults(String(v)),
+    ]),
   );
 
 describe('docker/compose.yml (offline)', () => {
@@ -115,11 +119,11 @@ describe('docker/compose.yml (offline)', () => {
     }
   });
 
-  it('tokens come from the environment with development defaults; URLs name the services', () => {
+  it('tokens must come from the environment (no defaults); URLs name the services', () => {
     const coordinator = services.coordinator?.environment ?? {};
-    expect(coordinator.COORDINATOR_TOKEN).toMatch(/^\$\{COORDINATOR_TOKEN:-dev-[\w-]+\}$/);
+    expect(coordinator.COORDINATOR_TOKEN).toMatch(/^\$\{COORDINATOR_TOKEN:\?[^}]*openssl[^}]*\}$/);
     expect(coordinator.COORDINATOR_ADMIN_TOKEN).toMatch(
-      /^\$\{COORDINATOR_ADMIN_TOKEN:-dev-[\w-]+\}$/,
+      /^\$\{COORDINATOR_ADMIN_TOKEN:\?[^}]*openssl[^}]*\}$/,
     );
     const coordinatorPort = loadCoordinatorConfig(envOf(services.coordinator as Service)).port;
     for (const name of ['worker', 'producer']) {

@@ -248,7 +248,13 @@ describe('rsc (the CLI) against a real coordinator', () => {
         ['groups', 'list'],
         { COORDINATOR_ADMIN_TOKEN: undefined },
         1,
-        /^rsc: GET \/v1\/groups failed: 401 UNAUTHENTICATED: .* \(set COORDINATOR_ADMIN_TOKEN or COORDINATOR_TOKEN, or pass --token\)$/,
+        /^rsc: GET \/v1\/groups failed: 401 UNAUTHENTICATED: .* \(set COORDINATOR_ADMIN_TOKEN, COORDINATOR_TOKEN or COORDINATOR_VIEWER_TOKEN, or pass --token\)$/,
+      ],
+      [
+        ['streams', 'create', 'y', '--shards', '1'],
+        { COORDINATOR_ADMIN_TOKEN: undefined, COORDINATOR_VIEWER_TOKEN: TEST_TOKENS.viewer },
+        1,
+        /^rsc: PUT \/v1\/streams\/y failed: 403 FORBIDDEN: .* \(this command needs an admin token: COORDINATOR_ADMIN_TOKEN\)$/,
       ],
       [
         ['streams', 'create', 'y', '--shards', '1'],

@@ -6,7 +6,11 @@ import { defaultRedisUrl, ServiceProcess, repoRoot } from './service-process.js'
 export const COORDINATOR_MAIN = resolve(repoRoot(), 'apps/coordinator/dist/main.js');
 
 /** Tokens every test coordinator is started with. */
-export const TEST_TOKENS = { member: 'test-member-token', admin: 'test-admin-token' } as const;
+export const TEST_TOKENS = {
+  member: 'test-member-token',
+  admin: 'test-admin-token',
+  viewer: 'test-viewer-token',
+} as const;
 
 /** Options of {@link CoordinatorProcess.start}. */
 export interface CoordinatorProcessOptions {
@@ -38,6 +42,7 @@ export class CoordinatorProcess extends ServiceProcess {
       KEY_PREFIX: options.prefix,
       COORDINATOR_TOKEN: TEST_TOKENS.member,
       COORDINATOR_ADMIN_TOKEN: TEST_TOKENS.admin,
+      COORDINATOR_VIEWER_TOKEN: TEST_TOKENS.viewer,
       LOG_LEVEL: 'warn',
       ...options.env,
     };

@@ -5,16 +5,13 @@ import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { CoordinatorAppModule } from './coordinator-app.module.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
+import { MAX_BODY_BYTES, edgeServerOptions, hardenHttp } from './http/http-edge.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
 import { GROUP_COORDINATOR } from './groups/groups.tokens.js';
 import { GROUP_STORE, STREAM_REGISTRY } from './store/store.tokens.js';
 import type { GroupCoordinator } from './groups/group-coordinator.js';
 import type { GroupStore } from './store/group-store.js';
 import type { StreamRegistry } from './store/stream-registry.js';
-
-/** Raw bodies up to this size are accepted by the HTTP server; the API limit (1 MiB) is enforced
- * after authentication, so an unauthenticated oversized request still gets 401 first. */
-const RAW_BODY_CEILING = 16 * 1024 * 1024;
 
 const LEVELS: Record<CoordinatorConfig['logLevel'], LogLevel[]> = {
   error: ['fatal', 'error'],
@@ -25,7 +22,8 @@ const LEVELS: Record<CoordinatorConfig['logLevel'], LogLevel[]> = {
 };
 
 /**
- * Creates the coordinator application (not yet listening): Fastify, bodies kept raw for the
+ * Creates the coordinator application (not yet listening): Fastify hardened at the edge
+ * (authentication before the body is read, rate and overload limits), bodies kept raw for the
  * edge validation, shutdown hooks on, metrics bound to the live group state.
  */
 export async function createCoordinatorApp(
@@ -33,16 +31,17 @@ export async function createCoordinatorApp(
   extra: Pick<ModuleMetadata, 'imports' | 'providers'> = {},
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
-    bodyLimit: RAW_BODY_CEILING,
+    ...edgeServerOptions(config),
     trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: renderFrameworkError,
   });
   const fastify = adapter.getInstance();
+  hardenHttp(fastify, config);
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser(
     '*',
-    { parseAs: 'buffer', bodyLimit: RAW_BODY_CEILING },
+    { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES },
     (_req, body, done) => {
       done(null, body);
     },

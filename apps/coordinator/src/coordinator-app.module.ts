@@ -1,11 +1,10 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { CoordinatorConfigModule } from './config/coordinator-config.module.js';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { DocsController } from './docs/docs.controller.js';
 import { GroupsModule } from './groups/groups.module.js';
 import { HealthModule } from './health/health.module.js';
-import { AuthGuard } from './http/auth.guard.js';
 import { ProtocolErrorFilter } from './http/protocol-error.filter.js';
 import { CoordinatorRedisModule } from './redis/coordinator-redis.module.js';
 import { UiModule } from './ui/ui.module.js';
@@ -34,7 +33,6 @@ export class CoordinatorAppModule {
       ],
       controllers: [DocsController],
       providers: [
-        { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ProtocolErrorFilter },
         ...(extra.providers ?? []),
       ],

@@ -59,7 +59,7 @@ export class CliHttpClient {
       const { code, message } = parsed.error;
       const hint =
         res.status === 401
-          ? ' (set COORDINATOR_ADMIN_TOKEN or COORDINATOR_TOKEN, or pass --token)'
+          ? ' (set COORDINATOR_ADMIN_TOKEN, COORDINATOR_TOKEN or COORDINATOR_VIEWER_TOKEN, or pass --token)'
           : res.status === 403
             ? ' (this command needs an admin token: COORDINATOR_ADMIN_TOKEN)'
             : '';

@@ -20,7 +20,8 @@ Commands:
 Options:
   --json           machine-readable output (events: one JSON object per line)
   --url URL        coordinator base URL (default: $COORDINATOR_URL, else http://127.0.0.1:7400)
-  --token TOKEN    bearer token (default: $COORDINATOR_ADMIN_TOKEN, else $COORDINATOR_TOKEN)
+  --token TOKEN    bearer token (default: $COORDINATOR_ADMIN_TOKEN, else $COORDINATOR_TOKEN, else
+                   $COORDINATOR_VIEWER_TOKEN: enough for the read commands)
   --timeout MS     per-request timeout (default 10000)
   -h, --help       this text
 

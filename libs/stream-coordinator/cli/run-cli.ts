@@ -113,7 +113,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const token =
       args.values.get('token') ??
       firstToken(io.env.COORDINATOR_ADMIN_TOKEN) ??
-      firstToken(io.env.COORDINATOR_TOKEN);
+      firstToken(io.env.COORDINATOR_TOKEN) ??
+      firstToken(io.env.COORDINATOR_VIEWER_TOKEN);
     const client = new CliHttpClient({
       baseUrl: url,
       token,

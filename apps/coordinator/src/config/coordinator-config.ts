@@ -2,6 +2,7 @@ import { isRedisUrl } from '@redis-stream-coordinator/nestjs/internal';
 import { isValidId, isValidName } from '@redis-stream-coordinator/nestjs/protocol';
 import { z } from 'zod';
 import { InvalidConfigError } from './invalid-config.error.js';
+import { isLoopbackHost, tokenProblems } from './token-rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const int = (name: string, min: number, max: number, fallback: number) =>
@@ -60,6 +61,8 @@ const schema = z
       }),
     COORDINATOR_TOKEN: tokens,
     COORDINATOR_ADMIN_TOKEN: tokens,
+    COORDINATOR_VIEWER_TOKEN: tokens,
+    METRICS_TOKEN: tokens,
     COORDINATOR_AUTH: z
       .enum(['token', 'none'], { message: 'COORDINATOR_AUTH must be "token" or "none"' })
       .optional()
@@ -68,6 +71,11 @@ const schema = z
     SESSION_TIMEOUT_MS: int('SESSION_TIMEOUT_MS', 50, 86_400_000, 15000),
     STREAMS: z.string().optional().default(''),
     GROUP_MAX_SIZE: int('GROUP_MAX_SIZE', 1, 1_000_000, 10000),
+    MAX_GROUPS: int('MAX_GROUPS', 1, 10_000_000, 10_000),
+    AUTH_RATE_LIMIT_MAX: int('AUTH_RATE_LIMIT_MAX', 0, 1_000_000, 300),
+    AUTH_RATE_LIMIT_WINDOW_MS: int('AUTH_RATE_LIMIT_WINDOW_MS', 1000, 3_600_000, 60_000),
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: int('OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 0, 60_000, 1000),
+    REQUEST_TIMEOUT_MS: int('REQUEST_TIMEOUT_MS', 1000, 600_000, 30_000),
     DEFAULT_ASSIGNOR: z
       .string()
       .optional()
@@ -113,6 +121,16 @@ const schema = z
         message: `HEARTBEAT_INTERVAL_MS (${env.HEARTBEAT_INTERVAL_MS}) must be smaller than SESSION_TIMEOUT_MS (${env.SESSION_TIMEOUT_MS})`,
       });
     }
+    for (const problem of tokenProblems(env)) {
+      ctx.addIssue({ code: 'custom', path: [problem.variable], message: problem.message });
+    }
+    if (env.COORDINATOR_AUTH === 'none' && !isLoopbackHost(env.HOST)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['COORDINATOR_AUTH'],
+        message: `COORDINATOR_AUTH=none is only allowed when the server listens on loopback (HOST=127.0.0.1, ::1 or localhost; got HOST=${JSON.stringify(env.HOST)}): anyone who reaches the port would be admin`,
+      });
+    }
     if (
       env.COORDINATOR_AUTH === 'token' &&
       env.COORDINATOR_TOKEN.length + env.COORDINATOR_ADMIN_TOKEN.length === 0
@@ -134,12 +152,25 @@ export interface CoordinatorConfig {
   readonly keyPrefix: string;
   readonly memberTokens: readonly string[];
   readonly adminTokens: readonly string[];
+  /** Read-only tokens: the dashboard and the read routes (docs/protocol.md §2.2). */
+  readonly viewerTokens: readonly string[];
+  /** When non-empty, `GET /metrics` needs one of these bearer tokens. */
+  readonly metricsTokens: readonly string[];
   /** `none` only for local development: every request is treated as admin. */
   readonly auth: 'token' | 'none';
   readonly heartbeatIntervalMs: number;
   readonly sessionTimeoutMs: number;
   readonly streams: readonly DeclaredStream[];
   readonly groupMaxSize: number;
+  /** Groups the coordinator holds at most; a join that would create one more is refused. */
+  readonly maxGroups: number;
+  /** Requests without a valid token one client address may make per window (0: no limit). */
+  readonly authRateLimitMax: number;
+  readonly authRateLimitWindowMs: number;
+  /** Event-loop delay above which requests get 503 + `Retry-After` (0: never). */
+  readonly overloadMaxEventLoopDelayMs: number;
+  /** Longest a request may take to arrive and be answered; also the idle-connection timeout. */
+  readonly requestTimeoutMs: number;
   readonly defaultAssignor: string;
   readonly maxShards: number;
   readonly eventLogMaxLen: number;
@@ -205,11 +236,18 @@ export function loadCoordinatorConfig(env: NodeJS.ProcessEnv = process.env): Coo
     keyPrefix: e.KEY_PREFIX,
     memberTokens: e.COORDINATOR_TOKEN,
     adminTokens: e.COORDINATOR_ADMIN_TOKEN,
+    viewerTokens: e.COORDINATOR_VIEWER_TOKEN,
+    metricsTokens: e.METRICS_TOKEN,
     auth: e.COORDINATOR_AUTH,
     heartbeatIntervalMs: e.HEARTBEAT_INTERVAL_MS,
     sessionTimeoutMs: e.SESSION_TIMEOUT_MS,
     streams: parseStreams(e.STREAMS, e.MAX_SHARDS),
     groupMaxSize: e.GROUP_MAX_SIZE,
+    maxGroups: e.MAX_GROUPS,
+    authRateLimitMax: e.AUTH_RATE_LIMIT_MAX,
+    authRateLimitWindowMs: e.AUTH_RATE_LIMIT_WINDOW_MS,
+    overloadMaxEventLoopDelayMs: e.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     defaultAssignor: e.DEFAULT_ASSIGNOR,
     maxShards: e.MAX_SHARDS,
     eventLogMaxLen: e.EVENT_LOG_MAXLEN,

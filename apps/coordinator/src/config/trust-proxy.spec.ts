@@ -3,7 +3,7 @@ import { loadCoordinatorConfig } from './coordinator-config.js';
 import { InvalidConfigError } from './invalid-config.error.js';
 import { fastifyTrustProxy } from './trust-proxy.js';
 
-const base = { COORDINATOR_TOKEN: 't' };
+const base = { COORDINATOR_TOKEN: 'a-member-token-of-32-characters!' };
 
 describe('TRUST_PROXY', () => {
   it('is off by default: the socket address is the client host', () => {

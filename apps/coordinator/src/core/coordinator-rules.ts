@@ -5,6 +5,8 @@ export interface CoordinatorRules {
   readonly heartbeatIntervalMs: number;
   readonly sessionTimeoutMs: number;
   readonly groupMaxSize: number;
+  /** Groups the coordinator holds at most (`MAX_GROUPS`); unbounded when absent. */
+  readonly maxGroups?: number;
   /** Name of the assignor used when no member names one (must be in `assignors`). */
   readonly defaultAssignor: string;
   readonly assignors: ReadonlyMap<string, ShardAssignor>;

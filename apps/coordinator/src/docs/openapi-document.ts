@@ -99,7 +99,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
             }),
             '404': errorResponse('GROUP_ID_NOT_FOUND'),
             '409': errorResponse(
-              'UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED',
+              'UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, MAX_GROUPS_REACHED',
             ),
           },
           schemaOf(heartbeatRequestSchema),
@@ -240,7 +240,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
       '/ui': {
         get: {
           summary:
-            'The dashboard page (static shell; its data comes from /ui/api with the admin token)',
+            'The dashboard page (static shell; its data comes from /ui/api with a viewer token)',
           responses: { '200': { description: 'text/html' } },
         },
       },

@@ -94,11 +94,12 @@ export class GroupCoordinator {
   }
 
   /** `POST /v1/groups/{groupId}/heartbeat`. */
-  heartbeat(
+  async heartbeat(
     groupId: string,
     req: HeartbeatRequest,
     clientHost: string | null,
   ): Promise<HeartbeatResponse | LeaveResponse> {
+    if (req.memberEpoch === 0) await this.admitGroup(groupId);
     return this.mutate(groupId, (txn, cached) => {
       const outcome = processHeartbeat(txn, cached.exists, req, {
         rules: this.rules,
@@ -112,6 +113,22 @@ export class GroupCoordinator {
         ...(isFullRequest(req) ? { ensureFencesOf: outcome.memberId } : {}),
       };
     });
+  }
+
+  /**
+   * Refuses a join that would create a group beyond `MAX_GROUPS` (docs/protocol.md §2.6). The count
+   * is the index of groups, so replicas creating groups at the same moment may overshoot by as
+   * many groups as they create at once; a join to an existing group is never refused.
+   */
+  private async admitGroup(groupId: string): Promise<void> {
+    const max = this.rules.maxGroups;
+    if (max === undefined || this.cache.get(groupId)?.exists) return;
+    const count = await this.store.groupCount();
+    if (count < max || (await this.store.version(groupId)) > 0) return;
+    throw new CoordinatorError(
+      'MAX_GROUPS_REACHED',
+      `group "${groupId}" would be group ${count + 1}; this coordinator holds at most ${max} groups (MAX_GROUPS): delete unused groups or raise MAX_GROUPS`,
+    );
   }
 
   /** `POST /v1/groups/{groupId}/leave`: same as a `-1` (or `-2` when temporary) heartbeat. */

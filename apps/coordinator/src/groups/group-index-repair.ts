@@ -6,6 +6,8 @@ import type { GroupStore } from '../store/group-store.js';
 const SCAN_COUNT = 500;
 /** `SCAN` calls per pass (so at most ~10 000 keys examined per pass, the rest on the next). */
 const MAX_SCANS_PER_PASS = 20;
+/** Unindexed-group candidates one pass collects at most (the sweep goes on next pass). */
+const MAX_FOUND_PER_PASS = 10_000;
 
 /** Minimal logger (Nest's `Logger` fits). */
 interface RepairLogger {
@@ -42,7 +44,7 @@ export class GroupIndexRepair {
     }
     const found = new Set<string>();
     let budget = MAX_SCANS_PER_PASS;
-    while (this.pending.length > 0 && budget > 0) {
+    while (this.pending.length > 0 && budget > 0 && found.size < MAX_FOUND_PER_PASS) {
       const address = this.pending[0] as string;
       const node = masters.get(address);
       let cursor = this.cursors.get(address) ?? '0';
@@ -61,7 +63,7 @@ export class GroupIndexRepair {
             const group = this.keys.groupFromMeta(key);
             if (group !== null) found.add(group);
           }
-        } while (cursor !== '0' && budget > 0);
+        } while (cursor !== '0' && budget > 0 && found.size < MAX_FOUND_PER_PASS);
       }
       if (!node || cursor === '0') {
         // Swept (or gone after a failover: its keys are on a master swept next time).

@@ -89,7 +89,7 @@ export class GroupsController {
   }
 
   @Get()
-  @RequireRole('member')
+  @RequireRole('viewer')
   async list(): Promise<{ groups: GroupListing[] }> {
     const ids = await this.store.listGroupIds();
     const groups: GroupListing[] = [];
@@ -101,7 +101,7 @@ export class GroupsController {
   }
 
   @Get(':groupId')
-  @RequireRole('member')
+  @RequireRole('viewer')
   async describe(@Param('groupId') groupId: string): Promise<DescribedGroup> {
     const id = groupIdParam(groupId);
     const { state, exists } = await this.coordinator.read(id);
@@ -155,7 +155,7 @@ export class GroupsController {
   }
 
   @Get(':groupId/events')
-  @RequireRole('member')
+  @RequireRole('viewer')
   async events(
     @Param('groupId') groupId: string,
     @Query() query: Record<string, unknown>,

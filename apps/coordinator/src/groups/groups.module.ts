@@ -70,6 +70,7 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
             heartbeatIntervalMs: c.heartbeatIntervalMs,
             sessionTimeoutMs: c.sessionTimeoutMs,
             groupMaxSize: c.groupMaxSize,
+            maxGroups: c.maxGroups,
             defaultAssignor: c.defaultAssignor,
             assignors: assignors.assignors,
           },

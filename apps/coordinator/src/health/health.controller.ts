@@ -1,11 +1,13 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { Public } from '../http/roles.decorator.js';
 import { KeyLayoutHealthIndicator } from './key-layout.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 import { ServingState } from './serving-state.js';
 
 /** Terminus routes (docs/protocol.md §15.1): liveness of the process, readiness to serve. */
 @Controller('health')
+@Public() // details only to authenticated callers: apps/coordinator/src/http/http-edge.ts
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,

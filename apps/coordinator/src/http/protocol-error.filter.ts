@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import {
   PROTOCOL_ERROR_STATUS,
+  PROTOCOL_LIMITS,
   type ProtocolErrorBody,
   type ProtocolErrorCode,
 } from '@redis-stream-coordinator/nestjs/protocol';
@@ -22,6 +23,8 @@ const STATUS_CODES: Partial<Record<number, ProtocolErrorCode>> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'INVALID_REQUEST',
 };
+
+const TOO_LARGE = `request body is over the limit of ${PROTOCOL_LIMITS.maxBodyBytes} bytes (1 MiB)`;
 
 /**
  * Renders every failure as `{"error": {"code", "message"}}` with the status docs/protocol.md §2.3
@@ -60,16 +63,20 @@ export class ProtocolErrorFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const code =
         STATUS_CODES[status] ?? (status >= 500 ? 'COORDINATOR_NOT_AVAILABLE' : 'INVALID_REQUEST');
-      const message = status === 404 ? 'no such route' : exception.message;
+      const message =
+        status === 404 ? 'no such route' : status === 413 ? TOO_LARGE : exception.message;
       return { status: PROTOCOL_ERROR_STATUS[code], body: errorBody(code, message) };
     }
     const fastifyStatus = (exception as { statusCode?: unknown } | null)?.statusCode;
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       const code = STATUS_CODES[fastifyStatus] ?? 'INVALID_REQUEST';
-      return {
-        status: PROTOCOL_ERROR_STATUS[code],
-        body: errorBody(code, exception instanceof Error ? exception.message : 'bad request'),
-      };
+      const message =
+        code === 'PAYLOAD_TOO_LARGE'
+          ? TOO_LARGE
+          : exception instanceof Error
+            ? exception.message
+            : 'bad request';
+      return { status: PROTOCOL_ERROR_STATUS[code], body: errorBody(code, message) };
     }
     this.logger.warn(
       `request failed: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
@@ -78,7 +85,8 @@ export class ProtocolErrorFilter implements ExceptionFilter {
       status: 503,
       body: errorBody(
         'COORDINATOR_NOT_AVAILABLE',
-        `the coordinator cannot serve this request now (${exception instanceof Error ? exception.message : 'internal error'}); retry with backoff`,
+        // the cause (a Redis error names hosts, keys, scripts) goes to the log, not to the caller
+        'the coordinator cannot serve this request now; retry with backoff',
       ),
     };
   }

@@ -373,6 +373,11 @@ export class GroupStore {
     }
   }
 
+  /** How many groups the index holds (`MAX_GROUPS` counts these). */
+  async groupCount(): Promise<number> {
+    return this.redis.scard(this.keys.groupsIndexKey());
+  }
+
   /** Every known group id. */
   async listGroupIds(): Promise<string[]> {
     return (await this.redis.smembers(this.keys.groupsIndexKey())).sort();

@@ -42,7 +42,7 @@ export class StreamsController {
   }
 
   @Get()
-  @RequireRole('member')
+  @RequireRole('viewer')
   async list(): Promise<{ streams: StreamRouting[] }> {
     await this.registry.refresh();
     return { streams: this.registry.list().map((r) => this.registry.routing(r)) };
@@ -72,7 +72,7 @@ export class StreamsController {
   }
 
   @Get(':stream')
-  @RequireRole('member')
+  @RequireRole('viewer')
   async get(@Param('stream') stream: string): Promise<StreamRouting> {
     const name = streamParam(stream);
     // Always fresh: a producer asks after STALE_ROUTING and must see the newest layout.

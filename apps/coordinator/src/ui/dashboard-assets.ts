@@ -51,7 +51,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .hidden { display: none !important; }
 `;
 
-/** The dashboard's script (polls `/ui/api/*` with the admin token). */
+/** The dashboard's script (polls `/ui/api/*` with the token entered, a viewer token or more). */
 export const DASHBOARD_JS = String.raw`
 (function () {
   'use strict';

@@ -4,7 +4,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard-assets.js';
 const sha256 = (text: string): string =>
   `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/** The `/ui` page: a static shell; every piece of data is fetched by its script with the admin token. */
+/** The `/ui` page: a static shell; every piece of data is fetched by its script with a viewer (or member, admin) token. */
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -22,10 +22,10 @@ export const DASHBOARD_HTML = `<!doctype html>
 </header>
 <div id="login" class="hidden">
   <section>
-    <h2>Admin token</h2>
+    <h2>Token</h2>
     <form id="login-form">
-      <p>The dashboard reads the coordinator with an admin token (<code>COORDINATOR_ADMIN_TOKEN</code>). It is kept in this tab only.</p>
-      <input id="token-input" type="password" autocomplete="off" placeholder="admin token" aria-label="admin token">
+      <p>The dashboard reads the coordinator with a read-only viewer token (<code>COORDINATOR_VIEWER_TOKEN</code>; member and admin tokens work too). It is kept in this tab only.</p>
+      <input id="token-input" type="password" autocomplete="off" placeholder="viewer token" aria-label="viewer token">
       <button type="submit">Open</button>
       <p id="login-error" class="error"></p>
     </form>
