@@ -86,7 +86,9 @@ function expandedOnly(c: Container): Set<string> {
 function plainEnv(c: Container): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of c.env ?? []) {
-    const raw = e.value ?? (e.valueFrom?.secretKeyRef ? 'token-from-the-kubernetes-secret' : 'downward-api-value');
+    const raw =
+      e.value ??
+      (e.valueFrom?.secretKeyRef ? 'token-from-the-kubernetes-secret' : 'downward-api-value');
     out[e.name] = raw.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, name: string) =>
       name in out ? (out[name] as string) : all,
     );
