@@ -11,3 +11,4 @@ export * from './limits.js';
 export * from './murmur3.js';
 export * from './routing.js';
 export type * from './wire.types.js';
+export * from './dead-letter.types.js';
