@@ -58,7 +58,12 @@ const oversized = (): string =>
   JSON.stringify({ memberId: 'm1', memberEpoch: 1, pad: 'p'.repeat(1024 * 1024 + 10) });
 
 function send(base: string, c: BadCase): Promise<ApiResponse<ProtocolErrorBody>> {
-  const adminRoute = c.method === 'PUT' || c.method === 'DELETE' || c.path.endsWith('/reshard');
+  const adminRoute =
+    c.method === 'PUT' ||
+    c.method === 'DELETE' ||
+    c.path.endsWith('/reshard') ||
+    c.path.endsWith('/dead-letters/replay') ||
+    c.path.endsWith('/dead-letters/purge');
   const token = c.token === undefined ? (adminRoute ? 'admin' : 'member') : c.token;
   const raw = token === null ? null : typeof token === 'object' ? token.raw : TEST_TOKENS[token];
   const headers: Record<string, string> = {
@@ -129,6 +134,48 @@ function postHuge(
 
 /** Heartbeat, leave, member-ids, events, describe and stream routes fed bad input. */
 const BAD_INPUT: BadCase[] = [
+  {
+    name: 'dead-letter purge without confirm',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/purge',
+    body: { all: true },
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['confirm'],
+  },
+  {
+    name: 'dead-letter replay: neither ids nor filter',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: {},
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['"ids"', '"filter"'],
+  },
+  {
+    name: 'dead-letter replay: a malformed id',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: { ids: ['1-0', 'nope'] },
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['ids[1]'],
+  },
+  {
+    name: 'dead-letter list: unknown reason',
+    method: 'GET',
+    path: '/v1/streams/orders/dead-letters?reason=bored',
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['reason'],
+  },
+  {
+    name: 'dead-letter list: unknown stream',
+    method: 'GET',
+    path: '/v1/streams/nope/dead-letters',
+    status: 404,
+    code: 'STREAM_NOT_FOUND',
+  },
   // --- heartbeat: body framing
   {
     name: 'heartbeat: malformed JSON',
@@ -1272,6 +1319,20 @@ const ROUTES: Route[] = [
   { method: 'PUT', path: '/v1/streams/orders', body: { shards: 4 }, admin: true },
   { method: 'POST', path: '/v1/streams/orders/reshard', body: { shards: 4 }, admin: true },
   { method: 'DELETE', path: '/v1/groups/g/members/ghost', admin: true },
+  { method: 'GET', path: '/v1/streams/orders/dead-letters', admin: false },
+  { method: 'GET', path: '/v1/streams/orders/dead-letters/1-0', admin: false },
+  {
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: { ids: ['1-0'] },
+    admin: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/purge',
+    body: { confirm: true, ids: ['1-0'] },
+    admin: true,
+  },
   { method: 'DELETE', path: '/v1/groups/g', admin: true },
 ];
 
@@ -1451,6 +1512,9 @@ describe('bad input, auth and check order (every route)', () => {
             403,
           );
           if (route.path.endsWith('/leave')) expect(res.body.error.code).toBe('UNKNOWN_MEMBER_ID');
+          // no dead letter 1-0: the route answers, and says so
+          else if (route.path.endsWith('/dead-letters/1-0'))
+            expect(res.body.error.code).toBe('NOT_FOUND');
           else expect(res.status).toBeLessThan(300);
         }
       }
