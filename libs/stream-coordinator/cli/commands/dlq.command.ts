@@ -169,8 +169,12 @@ function selection(ctx: CliContext, verb: string, stream: string): Record<string
       `"dlq ${verb}" takes exactly one of --ids ID,…, filters (--group, --reason, --error, --since, --until) or --all (rsc dlq ${verb} ${stream} --all)`,
     );
   }
+  if (ctx.args.values.has('limit') && (ids !== undefined || (all && verb === 'purge'))) {
+    throw new CliUsageError(
+      `option --limit goes with filters${verb === 'replay' ? ' or --all' : ''}`,
+    );
+  }
   if (ids !== undefined) {
-    if (ctx.args.values.has('limit')) throw new CliUsageError('option --limit goes with filters');
     return { ids };
   }
   const limit = ctx.args.values.has('limit')

@@ -91,14 +91,23 @@ function errorName(error: Error): string {
 }
 
 /**
- * The error's own enumerable properties (not `message`, `stack` or `cause`) as a JSON object of
+ * The error's own enumerable properties (not `message`, `stack`, `cause`, nor a `name` equal to
+ * the class name) as a JSON object of
  * at most {@link MAX_ERROR_PROPERTIES_LENGTH} characters: properties are kept in order while they
  * fit, the rest are counted in `"…omitted"`. `undefined` when there are none.
  */
 export function errorProperties(error: Error): string | undefined {
   let names: string[];
   try {
-    names = Object.keys(error).filter((n) => n !== 'message' && n !== 'stack' && n !== 'cause');
+    const className = errorName(error);
+    // `name` only when it says more than the class name (`this.name = 'X'` is common).
+    names = Object.keys(error).filter(
+      (n) =>
+        n !== 'message' &&
+        n !== 'stack' &&
+        n !== 'cause' &&
+        (n !== 'name' || error.name !== className),
+    );
   } catch {
     return undefined;
   }

@@ -66,6 +66,16 @@ describe('dead-letter entries', () => {
     expect(entryOf(new Error('plain')).errorProperties).toBeNull();
   });
 
+  it('leave out a name property that only repeats the class name', () => {
+    class NamedError extends Error {
+      override name = 'NamedError';
+      readonly code = 7;
+    }
+    expect(errorProperties(new NamedError('x'))).toBe('{"code":7}');
+    const renamed = Object.assign(new Error('x'), { name: 'Custom' });
+    expect(errorProperties(renamed)).toBe('{"name":"Custom"}');
+  });
+
   it('bound the error properties, keeping what fits and counting the rest', () => {
     const error = Object.assign(new Error('big'), {
       small: 1,

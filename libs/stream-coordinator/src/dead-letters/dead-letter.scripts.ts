@@ -67,3 +67,18 @@ redis.call('HDEL', KEYS[2], unpack(ARGV))
 return deleted
 `,
 };
+
+/**
+ * `dlqPurgeAll` — deletes a dead-letter stream and its replay marks. KEYS: dead-letter stream,
+ * replays hash. Reply: how many entries the stream held.
+ */
+export const DLQ_PURGE_ALL_SCRIPT: LuaScript = {
+  name: 'rscDlqPurgeAll',
+  numberOfKeys: 2,
+  lua: `
+local length = 0
+if redis.call('EXISTS', KEYS[1]) == 1 then length = redis.call('XLEN', KEYS[1]) end
+redis.call('DEL', KEYS[1], KEYS[2])
+return length
+`,
+};

@@ -24,7 +24,12 @@ import {
   parseDeadLetterEntry,
   parseReplayMark,
 } from './dead-letter-entry.js';
-import { DLQ_CLAIM_SCRIPT, DLQ_FINISH_SCRIPT, DLQ_PURGE_SCRIPT } from './dead-letter.scripts.js';
+import {
+  DLQ_CLAIM_SCRIPT,
+  DLQ_FINISH_SCRIPT,
+  DLQ_PURGE_ALL_SCRIPT,
+  DLQ_PURGE_SCRIPT,
+} from './dead-letter.scripts.js';
 
 /**
  * Options of a {@link DeadLetterService}.
@@ -239,9 +244,10 @@ export class DeadLetterService {
     }
     if ('all' in selection) {
       if (selection.all !== true) throw new DeadLetterArgumentError('"all" must be true');
-      const length = await this.connection.xlen(dlqKey);
-      await this.connection.del(dlqKey, replaysKey);
-      return { stream, deleted: length };
+      const deleted = Number(
+        await runScript(this.connection, DLQ_PURGE_ALL_SCRIPT, [dlqKey, replaysKey]),
+      );
+      return { stream, deleted };
     }
     const ids =
       'ids' in selection
