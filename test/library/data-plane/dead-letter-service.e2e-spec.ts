@@ -206,6 +206,17 @@ describe('DeadLetterService against real Redis', () => {
       after = page.nextCursor;
     }
     expect(seen).toEqual(ids.filter((_, i) => i % 3 === 0 && i % 2 === 0));
+    // A cursor before `fromMs` starts at `fromMs`.
+    const lastMs = Number((ids[449] as string).split('-')[0]);
+    const late = await service.list(
+      'many',
+      { fromMs: lastMs },
+      { after: ids[0] as string, limit: 1000 },
+    );
+    expect(late.entries.map((e) => e.id)).toEqual(
+      ids.filter((id) => Number(id.split('-')[0]) >= lastMs),
+    );
+    expect(late.scanned).toBe(late.entries.length);
     await expect(service.list('many', {}, { limit: 0 })).rejects.toThrow(DeadLetterArgumentError);
     await expect(service.list('many', {}, { after: 'x' })).rejects.toThrow(/must look like/);
     await expect(service.purge('many', { all: true }, { confirm: false })).rejects.toThrow(

@@ -136,9 +136,12 @@ export class DeadLetterService {
         `limit must be an integer between 1 and 1000, got ${String(limit)}`,
       );
     }
+    const after = page.after === undefined ? undefined : checkDeadLetterId(page.after);
+    // From the cursor, or from `fromMs` when the cursor lies before it.
     let start =
-      page.after !== undefined
-        ? `(${checkDeadLetterId(page.after)}`
+      after !== undefined &&
+      (filter.fromMs === undefined || Number(after.slice(0, after.indexOf('-'))) >= filter.fromMs)
+        ? `(${after}`
         : filter.fromMs !== undefined
           ? `${filter.fromMs}-0`
           : '-';
