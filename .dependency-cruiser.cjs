@@ -41,6 +41,7 @@ const LIB_LAYERS = [
   ['discovery'],
   ['runtime'],
   ['producer', 'metrics', 'health'],
+  ['dead-letters'],
   ['module', 'microservices', 'internal'],
 ];
 

@@ -47,6 +47,48 @@ const oversized = (): string =>
 
 /** Heartbeat, leave, member-ids, events, describe and stream routes fed bad input. */
 export const BAD_INPUT: BadCase[] = [
+  {
+    name: 'dead-letter purge without confirm',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/purge',
+    body: { all: true },
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['confirm'],
+  },
+  {
+    name: 'dead-letter replay: neither ids nor filter',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: {},
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['"ids"', '"filter"'],
+  },
+  {
+    name: 'dead-letter replay: a malformed id',
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: { ids: ['1-0', 'nope'] },
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['ids[1]'],
+  },
+  {
+    name: 'dead-letter list: unknown reason',
+    method: 'GET',
+    path: '/v1/streams/orders/dead-letters?reason=bored',
+    status: 400,
+    code: 'INVALID_REQUEST',
+    mentions: ['reason'],
+  },
+  {
+    name: 'dead-letter list: unknown stream',
+    method: 'GET',
+    path: '/v1/streams/nope/dead-letters',
+    status: 404,
+    code: 'STREAM_NOT_FOUND',
+  },
   // --- heartbeat: body framing
   {
     name: 'heartbeat: malformed JSON',
@@ -1190,6 +1232,20 @@ export const ROUTES: Route[] = [
   { method: 'PUT', path: '/v1/streams/orders', body: { shards: 4 }, admin: true },
   { method: 'POST', path: '/v1/streams/orders/reshard', body: { shards: 4 }, admin: true },
   { method: 'DELETE', path: '/v1/groups/g/members/ghost', admin: true },
+  { method: 'GET', path: '/v1/streams/orders/dead-letters', admin: false },
+  { method: 'GET', path: '/v1/streams/orders/dead-letters/1-0', admin: false },
+  {
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/replay',
+    body: { ids: ['1-0'] },
+    admin: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/streams/orders/dead-letters/purge',
+    body: { confirm: true, ids: ['1-0'] },
+    admin: true,
+  },
   { method: 'DELETE', path: '/v1/groups/g', admin: true },
 ];
 

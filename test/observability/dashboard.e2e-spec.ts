@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { deadLetterFields } from '@redis-stream-coordinator/nestjs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCoordinator } from '../coordinator/support/coordinator-fixture.js';
@@ -113,6 +114,57 @@ describe('dashboard /ui in headless Chromium', () => {
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
     if (!UPDATE_SCREENSHOT) rmSync(SCREENSHOT, { force: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('lists the dead letters of a stream and replays them', async () => {
+    problems.length = 0;
+    expect((await fx.admin().put('/v1/streams/payments', { shards: 2 })).status).toBe(201);
+    const dlq = `${fx.prefix}:{payments}:dlq`;
+    const ids: string[] = [];
+    for (const key of ['p-1', 'p-2']) {
+      const fields = deadLetterFields({
+        fields: ['key', key, 'payload', '{}'].map((v) => Buffer.from(v)),
+        stream: 'payments',
+        shard: 0,
+        group: GROUP,
+        id: '1-0',
+        reason: 'max-deliveries',
+        error: new RangeError(`bad amount for ${key}`),
+        deliveryCount: 5,
+        memberId: 'worker-a',
+        failedAt: new Date(),
+      });
+      ids.push((await fx.redis().xadd(dlq, '*', ...fields)) as string);
+    }
+    await page.goto(`${fx.coordinator().url}/ui?interval=300#token=${TEST_TOKENS.admin}`);
+    await page.click('#streams [data-dlq-open="payments"]');
+    await page.locator(`#dead-letters tr[data-dlq="${ids[0]}"]`).waitFor({ timeout: 15_000 });
+    expect(await page.locator(`#dead-letters tr[data-dlq="${ids[1]}"]`).textContent()).toContain(
+      'RangeError: bad amount for p-2',
+    );
+    await page.click(`#dead-letters button[data-replay="${ids[0]}"]`);
+    await page.locator('#dlq-result[data-replayed="1"]').waitFor({ timeout: 10_000 });
+    await page
+      .locator(`#dead-letters tr[data-dlq="${ids[0]}"]`)
+      .waitFor({ state: 'detached', timeout: 10_000 });
+    await page.click('#dlq-replay-all');
+    await page
+      .locator('#dead-letters td', { hasText: 'no dead letters waiting' })
+      .waitFor({ timeout: 10_000 });
+    const shards = await Promise.all(
+      [0, 1].map((n) => fx.redis().xrange(`${fx.prefix}:{payments:${n}}`, '-', '+')),
+    );
+    const replayOf = shards
+      .flat()
+      .map(
+        ([, f]) =>
+          (JSON.parse(f[f.indexOf('headers') + 1] ?? '{}') as Record<string, string>)[
+            'rsc-replay-of'
+          ],
+      )
+      .sort();
+    expect(replayOf).toEqual([...ids].sort());
     expect(problems).toEqual([]);
   });
 });

@@ -16,6 +16,17 @@ Commands:
   events tail <group> [-n N] [--after ID] [--follow] [--interval MS] [--all]
                                            the last N events (default 20) or every event after ID;
                                            --follow keeps printing new ones until interrupted
+  dlq list <stream> [filters] [--replayed | --not-replayed] [-n N] [--after ID]
+                                           dead letters, oldest first (default 50 a page)
+  dlq show <stream> <id>                   one dead letter: key, payload, headers, error, stack
+  dlq replay <stream> --ids ID,… | [filters] [--limit N] | --all
+                                           re-publish by key through the current routing,
+                                           each entry once (--all: every one not yet replayed) [admin]
+  dlq purge <stream> --ids ID,… | [filters] | --all --yes
+                                           delete dead letters for good                       [admin]
+
+  dlq filters: --group G, --reason max-deliveries|undecodable|non-retryable, --error TEXT
+  (message or error class, any case), --since T, --until T (T: 30m, 2h, 7d ago, ISO-8601, or ms)
 
 Options:
   --json           machine-readable output (events: one JSON object per line)

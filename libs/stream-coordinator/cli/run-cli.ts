@@ -4,6 +4,13 @@ import { CliHttpClient } from './cli-http-client.js';
 import type { CliIo } from './cli-io.interface.js';
 import { CLI_USAGE } from './cli-usage.js';
 import type { CliContext } from './commands/cli-context.js';
+import {
+  DLQ_FILTER_VALUES,
+  listDeadLetters,
+  purgeDeadLetters,
+  replayDeadLetters,
+  showDeadLetter,
+} from './commands/dlq.command.js';
 import { tailEvents } from './commands/events.command.js';
 import { describeGroup, listGroups } from './commands/groups.command.js';
 import { removeMember } from './commands/members.command.js';
@@ -39,6 +46,28 @@ const COMMANDS: readonly CommandSpec[] = [
     flags: ['follow', 'all'],
     values: ['limit', 'after', 'interval'],
     run: tailEvents,
+  },
+  {
+    words: ['dlq', 'list'],
+    params: ['stream'],
+    flags: ['replayed', 'not-replayed'],
+    values: [...DLQ_FILTER_VALUES, 'after', 'limit'],
+    run: listDeadLetters,
+  },
+  { words: ['dlq', 'show'], params: ['stream', 'id'], run: showDeadLetter },
+  {
+    words: ['dlq', 'replay'],
+    params: ['stream'],
+    flags: ['all'],
+    values: [...DLQ_FILTER_VALUES, 'ids', 'limit'],
+    run: replayDeadLetters,
+  },
+  {
+    words: ['dlq', 'purge'],
+    params: ['stream'],
+    flags: ['all', 'yes'],
+    values: [...DLQ_FILTER_VALUES, 'ids', 'limit'],
+    run: purgeDeadLetters,
   },
 ];
 

@@ -46,3 +46,4 @@ export type { MemberLifecycleEvents, ShardActivity } from './runtime/member-runt
 export { CoordinatorClient } from './runtime/coordinator-client.js';
 export type { GrantedShard } from './runtime/membership.js';
 export * from './data-plane/index.js';
+export * from './dead-letters/index.js';

@@ -34,6 +34,8 @@ interface Template {
   /** Path with `{g}`, `{s}`, `{m}` placeholders. */
   readonly path: string;
   readonly query?: ReadonlyArray<readonly [string, string]>;
+  /** Query parameters the route knows (default `limit`, `after`); others are refused. */
+  readonly queryKeys?: readonly string[];
   readonly body?: Readonly<Record<string, unknown>>;
   readonly admin: boolean;
   /** Body fields: kind and whether required. */
@@ -189,6 +191,18 @@ const TEMPLATES: readonly Template[] = [
     path: '/v1/streams/{s}',
     admin: false,
     methods: ['GET', 'PUT'],
+  },
+  {
+    name: 'dead letters',
+    method: 'GET',
+    path: '/v1/streams/{s}/dead-letters',
+    query: [
+      ['limit', '10'],
+      ['after', '0-0'],
+    ],
+    queryKeys: ['limit', 'after', 'group', 'reason', 'error', 'from', 'to', 'replayed'],
+    admin: false,
+    methods: ['GET'],
   },
 ];
 
@@ -432,7 +446,7 @@ function mutationsOf(t: Template): fc.Arbitrary<Mutation> {
           fc.constant([['limit', '1'] as const, ['limit', '2'] as const]),
           fc
             .stringMatching(/^[a-z]{1,8}$/)
-            .filter((k) => k !== 'limit' && k !== 'after')
+            .filter((k) => !(t.queryKeys ?? ['limit', 'after']).includes(k))
             .map((k) => [[k, '1'] as const]),
         )
         .map((query): Mutation => ({ kind: 'query', query })),
@@ -692,6 +706,9 @@ const VOCABULARY = [
   'members',
   'member-ids',
   'reshard',
+  'dead-letters',
+  'replay',
+  'purge',
   'm1',
   'm2',
   'health',
@@ -745,6 +762,10 @@ export function anyRequestArb(): fc.Arbitrary<FuzzRequest> {
     name.map((st) => ['GET', `/v1/streams/${st}`] as const),
     name.map((st) => ['PUT', `/v1/streams/${st}`] as const),
     name.map((st) => ['POST', `/v1/streams/${st}/reshard`] as const),
+    name.map((st) => ['GET', `/v1/streams/${st}/dead-letters`] as const),
+    name.map((st) => ['GET', `/v1/streams/${st}/dead-letters/1-0`] as const),
+    name.map((st) => ['POST', `/v1/streams/${st}/dead-letters/replay`] as const),
+    name.map((st) => ['POST', `/v1/streams/${st}/dead-letters/purge`] as const),
     fc
       .constantFrom(
         '/v1/groups',

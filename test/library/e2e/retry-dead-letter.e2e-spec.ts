@@ -1,4 +1,6 @@
+import type { DeadLetterReplayResponse } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForNoProblems } from '../../support/wait.js';
 import type {
   DeadLetteredEntry,
   HandledRecord,
@@ -92,5 +94,40 @@ describe('e2e: retry then dead-letter', () => {
     const behindOther = behind.filter((m) => m.shard !== poisonShard);
     expect(behindOther.some((m) => handledOf(m).t1 < failedAt)).toBe(true);
     expect(before.every((m) => handledOf(m).t1 < failedAt)).toBe(true);
+  });
+
+  it('the dead letter records the error class; replayed through the coordinator, the worker gets it again, marked', async () => {
+    const routing = await run.streamRouting();
+    const [first] = await run.redis.xrange(routing.deadLetterKey, '-', '+');
+    const dlqId = first?.[0] as string;
+    const fields = first?.[1] ?? [];
+    expect(fields[fields.indexOf('errorName') + 1]).toBe('Error');
+
+    const res = await run.api.post<DeadLetterReplayResponse>(
+      `/v1/streams/${routing.stream}/dead-letters/replay`,
+      { ids: [dlqId] },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.results).toMatchObject([{ id: dlqId, outcome: 'replayed' }]);
+    // The handler still refuses the key: the replayed message comes back as a new dead letter,
+    // which names the one it was replayed from.
+    let again: [string, string[]] | undefined;
+    await waitForNoProblems(
+      async () => {
+        again = (await run.redis.xrange(routing.deadLetterKey, `(${dlqId}`, '+'))[0];
+        return again ? [] : ['no second dead letter yet'];
+      },
+      {
+        timeoutMs: 20_000,
+        message: 'the replayed message is handled (and dead-lettered) again',
+        retryErrors: true,
+      },
+    );
+    const replayed = again?.[1] ?? [];
+    expect(JSON.parse(replayed[replayed.indexOf('headers') + 1] as string)).toEqual({
+      'rsc-replay-of': dlqId,
+    });
+    expect(replayed[replayed.indexOf('payload') + 1]).toBe(fields[fields.indexOf('payload') + 1]);
+    expect(replayed[replayed.indexOf('id') + 1]).toBe(res.body.results[0]?.entryId);
   });
 });

@@ -7,6 +7,10 @@ import {
   leaveResponseSchema,
   memberIdRequestSchema,
 } from '../http/schemas/heartbeat.schemas.js';
+import {
+  deadLetterPurgeSchema,
+  deadLetterReplaySchema,
+} from '../http/schemas/dead-letters.schemas.js';
 import { createStreamSchema, reshardSchema } from '../http/schemas/streams.schemas.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -70,6 +74,24 @@ const path = (name: string, description: string) => ({
 });
 const groupParam = path('groupId', 'Group name: 1-128 characters of [A-Za-z0-9._-].');
 const streamParam = path('stream', 'Stream name: 1-128 characters of [A-Za-z0-9._-].');
+const deadLetterIdParam = path('id', 'Dead-letter entry id, like 1700000000000-0.');
+const query = (name: string, description: string) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string' },
+});
+const deadLetterQuery = [
+  query('group', 'Only entries of this consumer group.'),
+  query('reason', 'Only this reason: max-deliveries, undecodable or non-retryable.'),
+  query('error', 'Only entries whose error message or class name contains this text (any case).'),
+  query('from', 'Only entries dead-lettered at or after this time (ISO-8601 or ms).'),
+  query('to', 'Only entries dead-lettered at or before this time (ISO-8601 or ms).'),
+  query('replayed', 'true: only replayed entries; false: only entries never replayed.'),
+  query('after', 'Continue after this entry id (the previous nextCursor).'),
+  query('limit', 'Entries per page, 1-1000 (default 100).'),
+];
 
 /** The OpenAPI 3.1 document of the coordinator's HTTP API, served at `/docs`. */
 export function buildOpenApiDocument(maxShards: number): Record<string, unknown> {
@@ -235,6 +257,56 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
           },
           undefined,
           [streamParam, groupParam],
+        ),
+      },
+      '/v1/streams/{stream}/dead-letters': {
+        get: op(
+          'List the dead letters of a stream, oldest first, filtered (docs/protocol.md §16)',
+          'member',
+          {
+            '200': json(freeForm, 'entries, nextCursor (null at the end), scanned'),
+            '400': errorResponse('INVALID_REQUEST'),
+            '404': errorResponse('STREAM_NOT_FOUND'),
+          },
+          undefined,
+          [streamParam, ...deadLetterQuery],
+        ),
+      },
+      '/v1/streams/{stream}/dead-letters/{id}': {
+        get: op(
+          'One dead-letter entry: key, payload, headers, error (message, class, properties), where and when',
+          'member',
+          {
+            '200': json(freeForm),
+            '400': errorResponse('INVALID_REQUEST'),
+            '404': errorResponse('STREAM_NOT_FOUND or NOT_FOUND (no such entry)'),
+          },
+          undefined,
+          [streamParam, deadLetterIdParam],
+        ),
+      },
+      '/v1/streams/{stream}/dead-letters/replay': {
+        post: op(
+          'Re-publish dead letters by key through the current routing, each at most once (marked replayed)',
+          'admin',
+          {
+            '200': json(freeForm, 'One result per selected entry, and the count replayed'),
+            '404': errorResponse('STREAM_NOT_FOUND'),
+          },
+          schemaOf(deadLetterReplaySchema),
+          [streamParam],
+        ),
+      },
+      '/v1/streams/{stream}/dead-letters/purge': {
+        post: op(
+          'Delete dead letters for good (confirm: true; ids, a filter, or all)',
+          'admin',
+          {
+            '200': json(freeForm, 'How many entries were deleted'),
+            '404': errorResponse('STREAM_NOT_FOUND'),
+          },
+          schemaOf(deadLetterPurgeSchema),
+          [streamParam],
         ),
       },
       '/ui': {

@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { DeadLetterService, type RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import type { GroupCoordinator } from '../groups/group-coordinator.js';
@@ -17,17 +17,36 @@ import { StoreModule } from '../store/store.module.js';
 import { GROUP_STORE, KEY_SPACE, REDIS_CLOCK, STREAM_REGISTRY } from '../store/store.tokens.js';
 import type { StreamRegistry } from '../store/stream-registry.js';
 import { StreamsController } from './streams.controller.js';
-import { RESHARD_DRIVER } from './streams.tokens.js';
+import { DeadLettersController } from './dead-letters.controller.js';
+import { DEAD_LETTER_SERVICE, RESHARD_DRIVER } from './streams.tokens.js';
 
 /**
- * The stream routes of docs/protocol.md §8–§9 (creation, routing, resharding) and the reshard
- * driver.
+ * The stream routes of docs/protocol.md §8–§9 (creation, routing, resharding), the reshard
+ * driver, and the dead-letter routes of docs/protocol.md §16.
  */
 @Module({
   imports: [StoreModule, GroupsModule],
-  controllers: [StreamsController],
+  controllers: [StreamsController, DeadLettersController],
   providers: [
     ReshardLifecycle,
+    {
+      provide: DEAD_LETTER_SERVICE,
+      inject: [STREAM_REGISTRY, COORDINATOR_REDIS, COORDINATOR_CONFIG],
+      useFactory: (registry: StreamRegistry, redis: RedisConnection, config: CoordinatorConfig) =>
+        new DeadLetterService({
+          connection: redis,
+          keyPrefix: config.keyPrefix,
+          // Replays route through the catalog as it is now (refreshed), like GET /v1/streams/{s}.
+          routing: {
+            fetchRouting: async (stream: string) => {
+              await registry.refresh();
+              const record = registry.get(stream);
+              if (!record) throw new Error(`stream "${stream}" does not exist`);
+              return registry.routing(record);
+            },
+          },
+        }),
+    },
     {
       provide: RESHARD_DRIVER,
       inject: [

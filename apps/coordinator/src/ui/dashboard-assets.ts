@@ -45,6 +45,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .bar > div { height: 100%; background: var(--awaiting); }
 .muted { color: var(--muted); }
 .legend span { margin-right: 12px; font-size: 12px; padding: 1px 6px; border-radius: 3px; }
+button.link { border: none; background: none; color: var(--awaiting); padding: 0; cursor: pointer; font: inherit; font-size: 12px; }
+#dead-letters td { max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
 #login { max-width: 420px; margin: 60px auto; }
 #login input { width: 100%; padding: 6px 8px; margin: 8px 0; font: inherit; }
 #login .error { color: var(--bad); }
@@ -56,7 +58,7 @@ export const DASHBOARD_JS = String.raw`
 (function () {
   'use strict';
   var TOKEN_KEY = 'rsc-dashboard-token';
-  var state = { token: null, group: null, timer: null, interval: 1000 };
+  var state = { token: null, group: null, dlq: null, dlqIds: [], timer: null, interval: 1000 };
 
   function $(id) { return document.getElementById(id); }
   function el(tag, props, children) {
@@ -95,20 +97,30 @@ export const DASHBOARD_JS = String.raw`
     }
     state.token = sessionStorage.getItem(TOKEN_KEY);
     state.group = hash.get('group') || state.group;
+    state.dlq = hash.get('dlq') || state.dlq;
     var query = new URLSearchParams(location.search);
     var interval = Number(query.get('interval'));
     if (interval >= 250) state.interval = interval;
     writeHash();
   }
   function writeHash() {
-    var h = state.group ? '#group=' + encodeURIComponent(state.group) : '';
+    var parts = [];
+    if (state.group) parts.push('group=' + encodeURIComponent(state.group));
+    if (state.dlq) parts.push('dlq=' + encodeURIComponent(state.dlq));
+    var h = parts.length ? '#' + parts.join('&') : '';
     if (location.hash !== h) history.replaceState(null, '', location.pathname + location.search + h);
   }
 
   function AuthError(message) { this.message = message; }
-  function api(path) {
+  function api(path, body) {
     var headers = state.token ? { Authorization: 'Bearer ' + state.token } : {};
-    return fetch(path, { headers: headers, cache: 'no-store' }).then(function (res) {
+    var init = { headers: headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.method = 'POST';
+      init.body = JSON.stringify(body);
+    }
+    return fetch(path, init).then(function (res) {
       return res.text().then(function (text) {
         var body = null;
         try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
@@ -147,7 +159,8 @@ export const DASHBOARD_JS = String.raw`
     var streams = $('streams');
     streams.replaceChildren.apply(streams, o.streams.length === 0 ? [el('p', { className: 'muted', text: 'no streams' })] : o.streams.map(function (s) {
       return el('div', { 'data-stream': s.stream }, [
-        el('b', { text: s.stream }), ' ', el('span', { className: 'muted', text: s.shards + ' shards · routing epoch ' + s.routingEpoch }),
+        el('b', { text: s.stream }), ' ', el('span', { className: 'muted', text: s.shards + ' shards · routing epoch ' + s.routingEpoch }), ' ',
+        el('button', { type: 'button', className: 'link', 'data-dlq-open': s.stream, text: 'dead letters', onclick: function () { state.dlq = s.stream; writeHash(); refresh(); } }),
         s.resharding ? reshardBlock(s.resharding) : null
       ]);
     }));
@@ -231,6 +244,39 @@ export const DASHBOARD_JS = String.raw`
     $('group-panel').classList.remove('hidden');
   }
 
+  function dlqPath(suffix) { return '/v1/streams/' + encodeURIComponent(state.dlq) + '/dead-letters' + suffix; }
+  function renderDeadLetters(list) {
+    $('dlq-title').textContent = 'Dead letters of ' + list.stream;
+    state.dlqIds = list.entries.map(function (e) { return e.id; });
+    var t = $('dead-letters');
+    t.replaceChildren(
+      el('tr', {}, ['id', 'failed at', 'group', 'shard', 'reason', 'deliveries', 'key', 'error', ''].map(function (h) { return el('th', { text: h }); })),
+      ...list.entries.map(function (e) {
+        return el('tr', { 'data-dlq': e.id }, [
+          el('td', { text: e.id }), el('td', { text: e.failedAt || '-' }), el('td', { text: e.group || '-' }),
+          el('td', { className: 'num', text: e.shard === null ? '-' : e.shard }), el('td', { text: e.reason || '-' }),
+          el('td', { className: 'num', text: e.deliveryCount === null ? '-' : e.deliveryCount }), el('td', { text: e.key === null ? '-' : e.key }),
+          el('td', { title: e.stack || '', text: (e.errorName ? e.errorName + ': ' : '') + (e.error || '') }),
+          el('td', {}, [el('button', { type: 'button', 'data-replay': e.id, text: 'replay', onclick: function () { replay([e.id]); } })])
+        ]);
+      })
+    );
+    if (list.entries.length === 0) t.appendChild(el('tr', {}, [el('td', { className: 'muted', text: 'no dead letters waiting' })]));
+    $('dlq-replay-all').disabled = list.entries.length === 0;
+    $('dlq-panel').classList.remove('hidden');
+  }
+  function replay(ids) {
+    if (!state.dlq || ids.length === 0) return;
+    $('dlq-result').textContent = 'replaying ' + ids.length + '…';
+    api(dlqPath('/replay'), { ids: ids }).then(function (r) {
+      var counts = {};
+      r.results.forEach(function (x) { counts[x.outcome] = (counts[x.outcome] || 0) + 1; });
+      $('dlq-result').textContent = Object.keys(counts).map(function (k) { return k + ' ' + counts[k]; }).join(', ');
+      $('dlq-result').setAttribute('data-replayed', String(r.replayed));
+      refresh();
+    }, function (e) { $('dlq-result').textContent = 'replay failed: ' + e.message; });
+  }
+
   function schedule() {
     clearTimeout(state.timer);
     state.timer = setTimeout(refresh, state.interval);
@@ -248,6 +294,9 @@ export const DASHBOARD_JS = String.raw`
       renderOverview(o);
       if (!state.group) { $('group-panel').classList.add('hidden'); return null; }
       return api('/ui/api/groups/' + encodeURIComponent(state.group)).then(renderGroup);
+    }).then(function () {
+      if (!state.dlq) { $('dlq-panel').classList.add('hidden'); return null; }
+      return api(dlqPath('?limit=50&replayed=false')).then(renderDeadLetters);
     }).then(function () {
       setStatus('live · refreshed ' + new Date().toLocaleTimeString() + ' · every ' + state.interval + ' ms', false);
       document.body.setAttribute('data-refreshed', String(Date.now()));
@@ -272,6 +321,8 @@ export const DASHBOARD_JS = String.raw`
       state.token = null;
       showLogin('');
     });
+    $('dlq-replay-all').addEventListener('click', function () { replay(state.dlqIds.slice()); });
+    $('dlq-close').addEventListener('click', function () { state.dlq = null; writeHash(); refresh(); });
     window.addEventListener('hashchange', function () { readLocation(); refresh(); });
     refresh();
   });

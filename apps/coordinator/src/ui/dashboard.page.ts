@@ -36,6 +36,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     <section><h2>Groups</h2><div id="groups"></div></section>
     <section><h2>Streams</h2><div id="streams"></div></section>
   </aside>
+  <div>
   <div id="group-panel" class="hidden">
     <section><h2 id="group-title">Group</h2><div id="summary" class="summary"></div></section>
     <section><h2>Members</h2><table id="members"></table></section>
@@ -46,6 +47,13 @@ export const DASHBOARD_HTML = `<!doctype html>
     </section>
     <section id="reshard-section" class="hidden"><h2>Reshard progress</h2><div id="reshards"></div></section>
     <section><h2>Rebalance timeline (event log, newest first)</h2><ul id="timeline" class="timeline"></ul></section>
+  </div>
+  <section id="dlq-panel" class="hidden">
+    <h2 id="dlq-title">Dead letters</h2>
+    <p class="muted">Not yet replayed, oldest first (50 at most). Replay re-publishes a message by its key through the current routing, once per entry (docs/operations.md, "Dead letters").</p>
+    <p><button id="dlq-replay-all" type="button">replay all listed</button> <button id="dlq-close" type="button">close</button> <span id="dlq-result" class="muted"></span></p>
+    <table id="dead-letters"></table>
+  </section>
   </div>
 </main>
 <script>${DASHBOARD_JS}</script>

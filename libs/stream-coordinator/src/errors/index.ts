@@ -13,5 +13,6 @@ export * from './data-plane/index.js';
 export * from './metrics/metrics-registration.error.js';
 export * from './microservices/index.js';
 export * from './producer/index.js';
+export * from './dead-letters/index.js';
 export * from './redis/redis-connection-options.error.js';
 export * from './runtime/coordinator-request.error.js';

@@ -12,3 +12,4 @@ export * from './murmur3.js';
 export * from './routing.js';
 export * from './target-moves.js';
 export type * from './wire.types.js';
+export * from './dead-letter.types.js';

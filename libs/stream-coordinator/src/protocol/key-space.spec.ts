@@ -26,6 +26,7 @@ const KEY_FAMILIES: Readonly<Record<string, { arity: string; build: Builder }>> 
     build: (k, [a, b, g, m]) => shardGateKey(k.shardKey(s(a), n(b)), s(g), s(m)),
   },
   deadLetter: { arity: 'S', build: (k, [a]) => k.deadLetterKey(s(a)) },
+  deadLetterReplays: { arity: 'S', build: (k, [a]) => k.deadLetterReplaysKey(s(a)) },
   groupMeta: { arity: 'G', build: (k, [g]) => k.groupMetaKey(s(g)) },
   groupMembers: { arity: 'G', build: (k, [g]) => k.groupMembersKey(s(g)) },
   groupTargets: { arity: 'G', build: (k, [g]) => k.groupTargetsKey(s(g)) },
@@ -49,6 +50,7 @@ const CHANNEL_FAMILIES: Readonly<Record<string, { arity: string; build: Builder 
 const METHOD_OF: Readonly<Record<string, string>> = {
   shard: 'shardKey',
   deadLetter: 'deadLetterKey',
+  deadLetterReplays: 'deadLetterReplaysKey',
   groupMeta: 'groupMetaKey',
   groupMembers: 'groupMembersKey',
   groupTargets: 'groupTargetsKey',
@@ -114,7 +116,10 @@ function decodeKey(key: string): Named | null {
     const family = rest.startsWith(':') ? CATALOG_FAMILY[rest.slice(1)] : undefined;
     return family ? named(family) : null;
   }
-  if (NAME_PATTERN.test(tag)) return rest === ':dlq' ? named('deadLetter', tag) : null;
+  if (NAME_PATTERN.test(tag)) {
+    if (rest === ':dlq') return named('deadLetter', tag);
+    return rest === ':dlq:replays' ? named('deadLetterReplays', tag) : null;
+  }
   const sep = tag.lastIndexOf(':');
   const stream = tag.slice(0, sep);
   const id = tag.slice(sep + 1);

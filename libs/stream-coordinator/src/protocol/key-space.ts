@@ -19,6 +19,7 @@ import { NAME_PATTERN } from './limits.js';
  * - `<prefix>:{<stream>:<shard>}:gate:<group>:<memberId>` — the read gate: an empty stream with a
  *   consumer group `<group>`, present only while `<memberId>` owns the shard for `<group>`.
  * - `<prefix>:{<stream>}:dlq` — the stream's dead-letter stream.
+ * - `<prefix>:{<stream>}:dlq:replays` — hash: dead-letter entry id → replay mark (JSON).
  *
  * Control-plane keys (one tag per group; the stream catalog under its own tag):
  * - `<prefix>:{@g:<group>}:meta|members|targets|seen|events|projection`
@@ -49,6 +50,11 @@ export class KeySpace {
   /** The dead-letter stream of a logical stream. */
   deadLetterKey(stream: string): string {
     return `${this.prefix}:{${stream}}:dlq`;
+  }
+
+  /** Hash: dead-letter entry id → replay mark (JSON), beside the dead-letter stream (same slot). */
+  deadLetterReplaysKey(stream: string): string {
+    return `${this.prefix}:{${stream}}:dlq:replays`;
   }
 
   /** Control-plane hash of one group's epochs and version. */

@@ -1,0 +1,2 @@
+export * from './dead-letter-entry.js';
+export * from './dead-letter.service.js';

@@ -1,0 +1,1 @@
+export * from './dead-letter-argument.error.js';
