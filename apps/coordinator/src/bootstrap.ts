@@ -6,6 +6,8 @@ import { CoordinatorAppModule } from './coordinator-app.module.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
+import { ServingState } from './health/serving-state.js';
+import { startupGate } from './health/startup-gate.js';
 import { GROUP_COORDINATOR } from './groups/groups.tokens.js';
 import { GROUP_STORE, STREAM_REGISTRY } from './store/store.tokens.js';
 import type { GroupCoordinator } from './groups/group-coordinator.js';
@@ -26,7 +28,9 @@ const LEVELS: Record<CoordinatorConfig['logLevel'], LogLevel[]> = {
 
 /**
  * Creates the coordinator application (not yet listening): Fastify, bodies kept raw for the
- * edge validation, shutdown hooks on, metrics bound to the live group state.
+ * edge validation, shutdown hooks on, metrics bound to the live group state, every route but
+ * `/health/*` answering 503 until the start-up that needs Redis completed (`CoordinatorStartup`,
+ * which runs in the background once the app is initialised).
  */
 export async function createCoordinatorApp(
   config: CoordinatorConfig,
@@ -56,6 +60,7 @@ export async function createCoordinatorApp(
     },
   );
   app.enableShutdownHooks();
+  fastify.addHook('onRequest', startupGate(app.get(ServingState)));
   const coordinator = app.get<GroupCoordinator>(GROUP_COORDINATOR);
   const store = app.get<GroupStore>(GROUP_STORE);
   const registry = app.get<StreamRegistry>(STREAM_REGISTRY);
@@ -74,7 +79,10 @@ export async function createCoordinatorApp(
   return app;
 }
 
-/** Creates the app and listens on the configured host and port. */
+/**
+ * Creates the app and listens on the configured host and port at once; the start-up that needs
+ * Redis runs in the background (`CoordinatorStartup.completed()` says when it is over).
+ */
 export async function startCoordinator(config: CoordinatorConfig): Promise<NestFastifyApplication> {
   const app = await createCoordinatorApp(config);
   await app.listen(config.port, config.host);

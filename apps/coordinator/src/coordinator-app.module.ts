@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { CoordinatorConfigModule } from './config/coordinator-config.module.js';
+import { CoordinatorStartup } from './coordinator-startup.js';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { DocsController } from './docs/docs.controller.js';
 import { GroupsModule } from './groups/groups.module.js';
@@ -36,6 +37,7 @@ export class CoordinatorAppModule {
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ProtocolErrorFilter },
+        CoordinatorStartup,
         ...(extra.providers ?? []),
       ],
     };

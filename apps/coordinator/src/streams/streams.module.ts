@@ -62,6 +62,6 @@ import { RESHARD_DRIVER } from './streams.tokens.js';
         ),
     },
   ],
-  exports: [RESHARD_DRIVER],
+  exports: [RESHARD_DRIVER, ReshardLifecycle],
 })
 export class StreamsModule {}
