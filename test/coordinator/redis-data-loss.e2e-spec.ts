@@ -19,7 +19,7 @@ interface ReadyBody {
   >;
 }
 
-/** The alert conditions of docs/operations.md §9 for one group, read from `/metrics`. */
+/** The alert conditions of docs/operations.md (section 9, Alerts) for one group, read from `/metrics`. */
 async function alerts(
   url: string,
   group: string,
