@@ -21,14 +21,17 @@ export class ServingState implements BeforeApplicationShutdown {
     @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
   ) {}
 
-  /** Whether the start-up completed (and shutdown has not begun). */
+  /**
+   * Whether the start-up completed. Stays true while shutting down: the routes keep serving
+   * during `SHUTDOWN_GRACE_MS`, only readiness turns 503.
+   */
   get started(): boolean {
-    return this.serving && !this.shuttingDown;
+    return this.serving;
   }
 
   /** Why the start-up has not completed yet (readiness and the 503 of other routes say it). */
   get reason(): string {
-    return this.shuttingDown ? 'shutting down' : this.startingReason;
+    return this.startingReason;
   }
 
   /** The start-up is waiting for `reason`. */
