@@ -101,6 +101,7 @@ import { RedisDataLossWatcher } from './redis-data-loss.js';
           dropCache: () => coordinator.dropCache(),
           counted: () => metrics.redisDataLosses.inc(),
           error: (message) => logger.error(message),
+          warn: (message) => logger.warn(message),
           now: () => coordinator.clock.now(),
         });
       },

@@ -19,6 +19,7 @@ export interface RedisDataLossHooks {
   /** Counts one loss (the metric). */
   counted(): void;
   error(message: string): void;
+  warn(message: string): void;
   now(): number;
 }
 
@@ -26,11 +27,13 @@ export interface RedisDataLossHooks {
  * Detects that Redis lost its data (docs/protocol.md §13.5) and restores what the coordinator can:
  * every stream it had in its catalog comes back with the same number of shards under the next
  * routing epoch, so producers and groups recover without a restart. The messages, the groups'
- * state and acks, and the event logs cannot come back. Checks are single flight and never throw.
+ * state and acks, and the event logs cannot come back. Checks are single flight and never throw
+ * (a failed check is warned about once until one succeeds, not once per interval).
  */
 export class RedisDataLossWatcher {
   private readonly remembered = new Map<string, StreamRecord>();
   private running: Promise<void> | null = null;
+  private lastFailure: string | null = null;
   private state: RedisDataLossStatus = { losses: 0, lastDetectedAt: null, restoredStreams: [] };
 
   constructor(
@@ -54,7 +57,15 @@ export class RedisDataLossWatcher {
   /** Checks the marker; restores the remembered catalog when Redis lost its data. */
   check(): Promise<void> {
     this.running ??= this.checkOnce()
-      .catch((error: unknown) => this.hooks.error(`Redis data-loss check failed: ${String(error)}`))
+      .then(() => {
+        this.lastFailure = null;
+      })
+      .catch((error: unknown) => {
+        // Once per outage, not once per interval.
+        const message = `Redis data-loss check failed: ${String(error)}`;
+        if (message !== this.lastFailure) this.hooks.warn(message);
+        this.lastFailure = message;
+      })
       .finally(() => {
         this.running = null;
       });
