@@ -6,6 +6,7 @@ import type { DescribedGroup, HeartbeatResponse } from '@redis-stream-coordinato
 import { ActiveStandbyAssignor } from '../../apps/coordinator/src/assignor-plugins/examples/active-standby.assignor.js';
 import { ShardAssignorProvider } from '../../apps/coordinator/src/assignor-plugins/shard-assignor-provider.decorator.js';
 import { createCoordinatorApp } from '../../apps/coordinator/src/bootstrap.js';
+import { CoordinatorStartup } from '../../apps/coordinator/src/coordinator-startup.js';
 import {
   loadCoordinatorConfig,
   type CoordinatorConfig,
@@ -44,6 +45,7 @@ describe('custom assignor provider', () => {
     });
     app = await createCoordinatorApp(config, { providers: [ActiveStandbyAssignor] });
     await app.listen(0, '127.0.0.1');
+    await app.get(CoordinatorStartup).completed();
     api = new CoordinatorApi(
       (await app.getUrl()).replace('[::1]', '127.0.0.1'),
       TEST_TOKENS.member,

@@ -129,6 +129,7 @@ describe('/docs, /health and /metrics', () => {
       'keyLayout',
       'persistence',
       'redis',
+      'redisData',
     ]);
     for (const d of Object.values(ready.body.details)) expect(d.status).toBe('up');
   });

@@ -46,6 +46,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
       redis: { status: 'up' },
       persistence: { status: 'up' },
       keyLayout: { status: 'up' },
+      redisData: { status: 'up' },
     });
   });
 

@@ -71,6 +71,10 @@ async function heartbeatsYoungerThan(
  */
 export async function toLegacyLayout(redis: RedisConnection, prefix: string): Promise<void> {
   for (const key of await keysMatching(redis, `${prefix}:{@*`)) {
+    if (key.endsWith(':{@m}:incarnation')) {
+      await redis.del(key); // no coordinator of the old layout wrote an incarnation marker
+      continue;
+    }
     const legacy = key.replace(`${prefix}:{@g:`, `${prefix}:{g:`).replace('{@m}', '{m}');
     const shared = /^[^:]+:\{g:\d+\}:meta$/.test(legacy) && (await redis.exists(legacy)) > 0;
     if (shared) {

@@ -7,6 +7,8 @@ import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { MAX_BODY_BYTES, edgeServerOptions, hardenHttp } from './http/http-edge.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
+import { ServingState } from './health/serving-state.js';
+import { startupGate } from './health/startup-gate.js';
 import { GROUP_COORDINATOR } from './groups/groups.tokens.js';
 import { GROUP_STORE, STREAM_REGISTRY } from './store/store.tokens.js';
 import type { GroupCoordinator } from './groups/group-coordinator.js';
@@ -24,7 +26,9 @@ const LEVELS: Record<CoordinatorConfig['logLevel'], LogLevel[]> = {
 /**
  * Creates the coordinator application (not yet listening): Fastify hardened at the edge
  * (authentication before the body is read, rate and overload limits), bodies kept raw for the
- * edge validation, shutdown hooks on, metrics bound to the live group state.
+ * edge validation, shutdown hooks on, metrics bound to the live group state, every route but
+ * `/health/*` answering 503 until the start-up that needs Redis completed (`CoordinatorStartup`,
+ * which runs in the background once the app is initialised).
  */
 export async function createCoordinatorApp(
   config: CoordinatorConfig,
@@ -55,6 +59,7 @@ export async function createCoordinatorApp(
     },
   );
   app.enableShutdownHooks();
+  fastify.addHook('onRequest', startupGate(app.get(ServingState)));
   const coordinator = app.get<GroupCoordinator>(GROUP_COORDINATOR);
   const store = app.get<GroupStore>(GROUP_STORE);
   const registry = app.get<StreamRegistry>(STREAM_REGISTRY);
@@ -73,7 +78,10 @@ export async function createCoordinatorApp(
   return app;
 }
 
-/** Creates the app and listens on the configured host and port. */
+/**
+ * Creates the app and listens on the configured host and port at once; the start-up that needs
+ * Redis runs in the background (`CoordinatorStartup.completed()` says when it is over).
+ */
 export async function startCoordinator(config: CoordinatorConfig): Promise<NestFastifyApplication> {
   const app = await createCoordinatorApp(config);
   await app.listen(config.port, config.host);

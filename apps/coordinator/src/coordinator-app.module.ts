@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CoordinatorConfigModule } from './config/coordinator-config.module.js';
+import { CoordinatorStartup } from './coordinator-startup.js';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { DocsController } from './docs/docs.controller.js';
 import { GroupsModule } from './groups/groups.module.js';
@@ -34,6 +35,7 @@ export class CoordinatorAppModule {
       controllers: [DocsController],
       providers: [
         { provide: APP_FILTER, useClass: ProtocolErrorFilter },
+        CoordinatorStartup,
         ...(extra.providers ?? []),
       ],
     };

@@ -15,7 +15,9 @@ function refuseToStart(
 /**
  * Entry point: configured by the environment only (docs/protocol.md §10). The environment is
  * checked before Nest is even loaded, so a bad value stops the process at once; problems only found
- * while the app starts (DEFAULT_ASSIGNOR naming no registered assignor) stop it the same way.
+ * while the app starts (DEFAULT_ASSIGNOR naming no registered assignor) stop it the same way, and
+ * so do those of the start-up that needs Redis, which runs once the server listens (the old key
+ * layout found, or Redis silent for longer than a non-zero REDIS_STARTUP_TIMEOUT_MS).
  */
 async function main(): Promise<void> {
   let config;
@@ -26,8 +28,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const { startCoordinator } = await import('./bootstrap.js');
+  const { CoordinatorStartup } = await import('./coordinator-startup.js');
   try {
-    await startCoordinator(config);
+    const app = await startCoordinator(config);
+    await app.get(CoordinatorStartup).completed();
   } catch (error) {
     if (
       error instanceof InvalidConfigError ||

@@ -34,5 +34,6 @@ export async function scrapedGauges(
         need('rsc_coordinator_shards', { group, status }),
       ]),
     ) as GroupGaugeValues['shards'],
+    membersWithoutAssignment: need('rsc_coordinator_members_without_assignment', { group }),
   };
 }

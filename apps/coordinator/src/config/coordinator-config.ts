@@ -90,7 +90,7 @@ const schema = z
     SHUTDOWN_GRACE_MS: int('SHUTDOWN_GRACE_MS', 0, 600_000, 0),
     RESHARD_POLL_MS: int('RESHARD_POLL_MS', 20, 60_000, 200),
     GROUP_INDEX_REPAIR_MS: int('GROUP_INDEX_REPAIR_MS', 100, 86_400_000, 30_000),
-    REDIS_STARTUP_TIMEOUT_MS: int('REDIS_STARTUP_TIMEOUT_MS', 0, 3_600_000, 60_000),
+    REDIS_STARTUP_TIMEOUT_MS: int('REDIS_STARTUP_TIMEOUT_MS', 0, 3_600_000, 0),
     RESHARD_IDLE_GROUP_GRACE_MS: int('RESHARD_IDLE_GROUP_GRACE_MS', 0, 7 * 86_400_000, 600_000),
     TRUST_PROXY: z
       .string()
@@ -179,7 +179,7 @@ export interface CoordinatorConfig {
   readonly reshardPollMs: number;
   /** Base interval of the index repair that SCANs group meta hashes (jittered up to twice it). */
   readonly groupIndexRepairMs: number;
-  /** How long start-up waits for an unreachable Redis before the process stops. */
+  /** How long start-up waits for an unreachable Redis before the process stops; 0 = no limit. */
   readonly redisStartupTimeoutMs: number;
   /**
    * How long a reshard waits for a tracked group that has no member subscribed to the stream

@@ -18,13 +18,16 @@ import { AssignorFallbackLog } from './assignor-fallback-log.js';
 import { CoordinatorLifecycle } from './coordinator-lifecycle.js';
 import { GroupCoordinator } from './group-coordinator.js';
 import { GroupsController } from './groups.controller.js';
-import { GROUP_COORDINATOR, SESSION_TIMERS } from './groups.tokens.js';
+import { GROUP_COORDINATOR, REDIS_DATA_LOSS, SESSION_TIMERS } from './groups.tokens.js';
 import { NudgePublisher } from './nudge-publisher.js';
 import { SessionTimers } from './session-timers.js';
 import { GroupIndexRepair } from './group-index-repair.js';
 import { COORDINATOR_METRICS_OBSERVER } from '../metrics/metrics.tokens.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
+import { CoordinatorMetrics } from '../metrics/coordinator-metrics.js';
+import { IncarnationMarker } from '../store/incarnation-marker.js';
+import { RedisDataLossWatcher } from './redis-data-loss.js';
 
 /**
  * The group protocol: the pure core wired to the store, the HTTP routes of
@@ -79,6 +82,32 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
         ),
     },
     {
+      provide: REDIS_DATA_LOSS,
+      inject: [
+        COORDINATOR_REDIS,
+        KEY_SPACE,
+        STREAM_REGISTRY,
+        GROUP_COORDINATOR,
+        CoordinatorMetrics,
+      ],
+      useFactory: (
+        redis: RedisConnection,
+        keys: KeySpace,
+        registry: StreamRegistry,
+        coordinator: GroupCoordinator,
+        metrics: CoordinatorMetrics,
+      ) => {
+        const logger = new Logger('Redis');
+        return new RedisDataLossWatcher(new IncarnationMarker(redis, keys), registry, {
+          dropCache: () => coordinator.dropCache(),
+          counted: () => metrics.redisDataLosses.inc(),
+          error: (message) => logger.error(message),
+          warn: (message) => logger.warn(message),
+          now: () => coordinator.clock.now(),
+        });
+      },
+    },
+    {
       provide: SESSION_TIMERS,
       inject: [GROUP_STORE, GROUP_COORDINATOR, COORDINATOR_CONFIG, COORDINATOR_REDIS, KEY_SPACE],
       useFactory: (
@@ -102,6 +131,6 @@ import { KeyLayoutCheck } from '../key-layout/key-layout.check.js';
       },
     },
   ],
-  exports: [GROUP_COORDINATOR, StoreModule],
+  exports: [GROUP_COORDINATOR, REDIS_DATA_LOSS, KeyLayoutCheck, CoordinatorLifecycle, StoreModule],
 })
 export class GroupsModule {}

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import { withTimeout } from '@redis-stream-coordinator/nestjs/internal';
 import { Cluster, type Redis } from 'ioredis';
@@ -87,12 +87,13 @@ async function clusterReady(cluster: Cluster): Promise<void> {
  * managed service, which is warned about as unreadable).
  */
 @Injectable()
-export class EvictionPolicyCheck implements OnApplicationBootstrap {
+export class EvictionPolicyCheck {
   private readonly logger = new Logger('Redis');
 
   constructor(@Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Warns once Redis answered at start (a step of the coordinator's start-up). */
+  async warnAtStart(): Promise<void> {
     const status = await this.check();
     if (status.warning) this.logger.warn(status.warning);
   }

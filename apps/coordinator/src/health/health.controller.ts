@@ -25,16 +25,27 @@ export class HealthController {
 
   /**
    * Redis reachable and writable, no coordinator of the old key layout on this prefix, and this
-   * replica serving (503 while shutting down).
+   * replica serving (503 with the reason while the start-up waits for Redis, and while shutting
+   * down: then only `coordinator` and `redis` are checked); `redisData` says when Redis lost its
+   * data (it stays up: what could be was restored).
    */
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
+    // Nothing is written before the start-up's key-layout check ran (a write probe on the old
+    // layout's Redis would be the first key of the new one).
+    if (!this.serving.started) {
+      return this.health.check([
+        () => this.serving.check('coordinator'),
+        () => this.redis.isReachable('redis'),
+      ]);
+    }
     return this.health.check([
       () => this.serving.check('coordinator'),
       () => this.redis.isReachable('redis'),
       () => this.redis.isWritable('persistence'),
       () => this.keyLayout.isCurrent('keyLayout'),
+      () => this.redis.dataLosses('redisData'),
     ]);
   }
 }

@@ -12,5 +12,6 @@ import { ServingState } from './serving-state.js';
   imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty', logger: false }), GroupsModule],
   controllers: [HealthController],
   providers: [RedisHealthIndicator, KeyLayoutHealthIndicator, ServingState, EvictionPolicyCheck],
+  exports: [ServingState, EvictionPolicyCheck],
 })
 export class HealthModule {}

@@ -1,8 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
-import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
-import type { CoordinatorConfig } from '../config/coordinator-config.js';
-import { untilRedisAnswers } from '../redis/redis-startup.js';
+import { type StartupRetryOptions, untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { KEY_SPACE } from '../store/store.tokens.js';
@@ -12,25 +10,24 @@ import { LegacyKeyLayoutError } from './legacy-key-layout.error.js';
 /**
  * Refuses to start a coordinator on a Redis whose control plane is still in the old key layout:
  * it would see an empty catalog and no groups, declare `STREAMS` afresh and strand every group.
- * Runs at module init, before anything is read or written; waits for a Redis that does not
- * answer yet (up to `REDIS_STARTUP_TIMEOUT_MS`).
+ * The first step of the start-up, before anything is read or written; waits for a Redis that does
+ * not answer yet (as `retry` says).
  */
 @Injectable()
-export class KeyLayoutCheck implements OnModuleInit {
-  private readonly logger = new Logger('Redis');
-
+export class KeyLayoutCheck {
   constructor(
-    @Inject(COORDINATOR_CONFIG) private readonly config: CoordinatorConfig,
     @Inject(COORDINATOR_REDIS) private readonly redis: RedisConnection,
     @Inject(KEY_SPACE) private readonly keys: KeySpace,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  /** Throws {@link LegacyKeyLayoutError} when the old layout is found. */
+  async run(retry: StartupRetryOptions): Promise<void> {
     const migration = new KeyLayoutMigration(this.redis, this.keys);
-    const found = await untilRedisAnswers('key layout check', () => migration.legacyMarkers(), {
-      timeoutMs: this.config.redisStartupTimeoutMs,
-      warn: (message) => this.logger.warn(message),
-    });
+    const found = await untilRedisAnswers(
+      'key layout check',
+      () => migration.legacyMarkers(),
+      retry,
+    );
     if (found.length > 0) throw new LegacyKeyLayoutError(found);
   }
 }

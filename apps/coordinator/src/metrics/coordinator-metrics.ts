@@ -19,6 +19,7 @@ interface GroupGauges {
   readonly members: Gauge<'group' | 'state'>;
   readonly groups: Gauge<'state'>;
   readonly shards: Gauge<'group' | 'status'>;
+  readonly withoutAssignment: Gauge<'group'>;
   readonly scraped: Gauge;
 }
 
@@ -35,6 +36,7 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
   readonly rebalances: Counter<'group' | 'reason'>;
   readonly assignorDuration: Histogram<'assignor'>;
   readonly conflicts: Counter<'group'>;
+  readonly redisDataLosses: Counter;
 
   constructor(readonly registry: Registry) {
     const registers = [registry];
@@ -67,6 +69,11 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
       name: 'rsc_coordinator_cas_conflicts_total',
       help: 'Writes that lost a compare-and-set race to another replica and were recomputed.',
       labelNames: ['group'],
+      registers,
+    });
+    this.redisDataLosses = new Counter({
+      name: 'rsc_coordinator_redis_data_loss_total',
+      help: 'Times this replica found that Redis lost its data (the incarnation marker gone or changed).',
       registers,
     });
     this.registerGauges(registers);
@@ -123,6 +130,11 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
         'Shards of subscribed streams by status: assigned, unassigned, pending_revocation, awaiting_release.',
         ['group', 'status'],
       ),
+      withoutAssignment: gauge(
+        'rsc_coordinator_members_without_assignment',
+        'Members owning no shard (static members away not counted).',
+        ['group'],
+      ),
       scraped: gauge('rsc_coordinator_scrape_groups', 'Groups read for this scrape.', []),
     };
   }
@@ -136,6 +148,7 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
     g.members.reset();
     g.groups.reset();
     g.shards.reset();
+    g.withoutAssignment.reset();
     g.scraped.set(all.length);
     if (!source) return;
     const groupCounts = Object.fromEntries(GROUP_GAUGE_STATES.map((s) => [s, 0])) as Record<
@@ -151,6 +164,7 @@ export class CoordinatorMetrics implements GroupCoordinatorObserver {
         g.members.set({ group: v.group, state }, n);
       for (const [status, n] of Object.entries(v.shards))
         g.shards.set({ group: v.group, status }, n);
+      g.withoutAssignment.set({ group: v.group }, v.membersWithoutAssignment);
     }
     for (const [state, n] of Object.entries(groupCounts)) g.groups.set({ state }, n);
   }

@@ -31,6 +31,11 @@ export interface GroupGaugeValues {
   /** Every state of {@link MEMBER_GAUGE_STATES} (0 when none), plus any other state a member is in. */
   readonly members: Readonly<Record<string, number>>;
   readonly shards: Readonly<Record<(typeof SHARD_GAUGE_STATUSES)[number], number>>;
+  /**
+   * Members (a static member away at `-2` not counted) owning no shard and revoking none: with
+   * no shard assigned in the group, its subscribed streams are missing or nobody got shards.
+   */
+  readonly membersWithoutAssignment: number;
 }
 
 /**
@@ -45,9 +50,14 @@ export function groupGaugeValues(group: GroupState, catalog: StreamCatalog): Gro
   let assigned = 0;
   let pending = 0;
   let awaiting = 0;
+  let withoutAssignment = 0;
   for (const m of list) {
     const key = m.memberEpoch === -2 ? 'TEMPORARILY_LEFT' : m.state;
     members[key] = (members[key] ?? 0) + 1;
+    let owned = 0;
+    for (const [, ids] of m.assigned) owned += ids.length;
+    for (const [, ids] of m.pendingRevocation) owned += ids.length;
+    if (owned === 0 && m.memberEpoch !== -2) withoutAssignment++;
     for (const [, ids] of m.assigned) assigned += ids.length;
     for (const [, ids] of m.pendingRevocation) pending += ids.length;
     const target = group.targets.get(m.memberId);
@@ -71,5 +81,6 @@ export function groupGaugeValues(group: GroupState, catalog: StreamCatalog): Gro
       pending_revocation: pending,
       awaiting_release: awaiting,
     },
+    membersWithoutAssignment: withoutAssignment,
   };
 }

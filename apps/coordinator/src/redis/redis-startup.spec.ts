@@ -1,6 +1,11 @@
 import { ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { isRedisUnavailable, untilRedisAnswers } from './redis-startup.js';
+import {
+  isRedisUnavailable,
+  MAX_DELAY_MS,
+  startupRetryDelay,
+  untilRedisAnswers,
+} from './redis-startup.js';
 import { RedisUnavailableAtStartError } from './redis-unavailable-at-start.error.js';
 
 const replyError = (message: string): Error =>
@@ -90,14 +95,35 @@ describe('untilRedisAnswers', () => {
     );
   });
 
-  it('makes one attempt when the timeout is 0', async () => {
+  it('keeps trying without limit when the timeout is 0', async () => {
     let calls = 0;
-    await expect(
-      untilRedisAnswers('load', () => (calls++, Promise.reject(new Error('down'))), {
-        timeoutMs: 0,
-        ...quiet,
-      }),
-    ).rejects.toBeInstanceOf(RedisUnavailableAtStartError);
-    expect(calls).toBe(1);
+    const value = await untilRedisAnswers(
+      'load',
+      () => (++calls < 8 ? Promise.reject(new Error('down')) : Promise.resolve('up')),
+      { timeoutMs: 0, ...quiet },
+    );
+    expect(value).toBe('up');
+    expect(calls).toBe(8);
+  });
+
+  it('reports the reason it waits for before each pause', async () => {
+    const reasons: string[] = [];
+    let calls = 0;
+    await untilRedisAnswers(
+      'catalog load',
+      () => (++calls < 2 ? Promise.reject(new Error('connect ECONNREFUSED')) : Promise.resolve()),
+      { timeoutMs: 0, ...quiet, onWaiting: (r) => reasons.push(r) },
+    );
+    expect(reasons).toEqual(['waiting for Redis (catalog load): connect ECONNREFUSED']);
+  });
+});
+
+describe('startupRetryDelay', () => {
+  it('doubles up to 5 s and takes up to a quarter off at random', () => {
+    expect([1, 2, 3, 4].map((n) => startupRetryDelay(n, 100, 0))).toEqual([100, 200, 400, 800]);
+    expect(startupRetryDelay(10, 100, 0)).toBe(MAX_DELAY_MS);
+    expect(startupRetryDelay(60, 100, 0)).toBe(MAX_DELAY_MS);
+    expect(startupRetryDelay(10, 100, 0.999)).toBeGreaterThan(MAX_DELAY_MS * 0.75);
+    expect(startupRetryDelay(10, 100, 0.999)).toBeLessThan(MAX_DELAY_MS * 0.76);
   });
 });

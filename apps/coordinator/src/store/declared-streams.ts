@@ -7,19 +7,14 @@ interface DeclaredStreamsLogger {
   warn(message: string): void;
 }
 
-/** Shortest and longest pause between two checks that the declared streams still exist. */
-const MIN_CHECK_MS = 250;
-const MAX_CHECK_MS = 10_000;
-
 /**
  * The `STREAMS` of the configuration: declared at start, and declared again whenever Redis turns
- * out to have lost them (a FLUSHALL, a restart without its data, an eviction) — checked after
- * every reconnect and every heartbeat interval (one HMGET), so producers and members get their
+ * out to have lost them (a FLUSHALL, a restart without its data, an eviction) — checked (one
+ * HMGET) whenever the coordinator's lifecycle checks Redis's data, so producers and members get their
  * streams back without a coordinator restart. Creating is idempotent across replicas (a
  * compare-and-set on "does not exist"), so several replicas noticing at once create it once.
  */
 export class DeclaredStreams {
-  private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
 
@@ -33,14 +28,6 @@ export class DeclaredStreams {
   /** Creates every declared stream that does not exist (warns when one exists with another count). */
   async declare(): Promise<void> {
     for (const declared of this.streams) await this.declareOne(declared);
-  }
-
-  /** Checks every `intervalMs` (bounded to 250 ms … 10 s) from now on. */
-  start(intervalMs: number): void {
-    if (this.streams.length === 0 || this.timer) return;
-    const every = Math.min(MAX_CHECK_MS, Math.max(MIN_CHECK_MS, intervalMs));
-    this.timer = setInterval(() => void this.check(), every);
-    this.timer.unref();
   }
 
   /** Declares again the streams Redis lost; single flight, never throws (logs instead). */
@@ -57,8 +44,6 @@ export class DeclaredStreams {
   /** Stops checking and waits for a check in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
     await this.running;
   }
 

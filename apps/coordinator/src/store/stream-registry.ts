@@ -40,6 +40,7 @@ export class StreamRegistry implements StreamCatalog {
   >();
   private loadedVersion = 0;
   private refreshing: Promise<void> | null = null;
+  private readonly loadListeners: Array<(records: readonly StreamRecord[]) => void> = [];
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -49,6 +50,11 @@ export class StreamRegistry implements StreamCatalog {
   /** The catalog version this replica's cache reflects. */
   get version(): number {
     return this.loadedVersion;
+  }
+
+  /** Calls `listener` with every stream record after each load from Redis. */
+  onLoaded(listener: (records: readonly StreamRecord[]) => void): void {
+    this.loadListeners.push(listener);
   }
 
   /** Reloads every stream record from Redis (single flight). */
@@ -75,6 +81,8 @@ export class StreamRegistry implements StreamCatalog {
     );
     this.views.clear();
     this.loadedVersion = version;
+    const records = [...next.values()];
+    for (const listener of this.loadListeners) listener(records);
   }
 
   /** Which of `streams` have no record in Redis now (read from Redis, not from the cache). */
@@ -119,6 +127,31 @@ export class StreamRegistry implements StreamCatalog {
       }
     }
     throw new Error(`could not create stream ${stream}: concurrent writers kept winning`);
+  }
+
+  /**
+   * Creates again a stream Redis lost (docs/protocol.md §13.6): as many shards as `lost` had
+   * active, numbered afresh, under the next routing epoch (producers holding the lost routing see
+   * a newer one); nothing when it exists again. Returns the record now in the catalog.
+   */
+  async restore(lost: StreamRecord, now: number): Promise<StreamRecord> {
+    const shards = activeShardIds(lost).length;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await this.refresh();
+      const existing = this.records.get(lost.stream);
+      if (existing) return existing;
+      const record = {
+        ...newStreamRecord(lost.stream, shards, now),
+        routingEpoch: lost.routingEpoch + 1,
+      };
+      await this.openShards(
+        record,
+        record.shards.map((s) => s.id),
+      );
+      const data = { shards, routingEpoch: record.routingEpoch, reason: 'REDIS_DATA_LOST' };
+      if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data }])) return record;
+    }
+    throw new Error(`could not restore stream ${lost.stream}: concurrent writers kept winning`);
   }
 
   /**

@@ -1,22 +1,24 @@
-import {
-  type BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { ReshardDriver } from './reshard-driver.js';
 import { RESHARD_DRIVER } from './streams.tokens.js';
 
-/** Runs the {@link ReshardDriver}'s poll loop while the application is up. */
+/**
+ * Runs the {@link ReshardDriver}'s poll loop from the end of the coordinator's start-up (once
+ * Redis answered) until shutdown.
+ */
 @Injectable()
-export class ReshardLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReshardLifecycle implements BeforeApplicationShutdown {
+  private stopped = false;
+
   constructor(@Inject(RESHARD_DRIVER) private readonly driver: ReshardDriver) {}
 
-  onApplicationBootstrap(): void {
-    this.driver.start();
+  /** Starts polling (not once shutdown began). */
+  start(): void {
+    if (!this.stopped) this.driver.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     await this.driver.stop();
   }
 }

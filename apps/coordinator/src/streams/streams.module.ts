@@ -81,6 +81,6 @@ import { DEAD_LETTER_SERVICE, RESHARD_DRIVER } from './streams.tokens.js';
         ),
     },
   ],
-  exports: [RESHARD_DRIVER],
+  exports: [RESHARD_DRIVER, ReshardLifecycle],
 })
 export class StreamsModule {}

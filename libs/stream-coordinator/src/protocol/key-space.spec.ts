@@ -38,6 +38,7 @@ const KEY_FAMILIES: Readonly<Record<string, { arity: string; build: Builder }>> 
   catalogVersion: { arity: '', build: (k) => k.catalogVersionKey() },
   streamEvents: { arity: 'S', build: (k, [a]) => k.streamEventsKey(s(a)) },
   readinessProbe: { arity: '', build: (k) => k.readinessProbeKey() },
+  incarnation: { arity: '', build: (k) => k.incarnationKey() },
 };
 
 /** Pub/sub channels (their own namespace). */
@@ -62,6 +63,7 @@ const METHOD_OF: Readonly<Record<string, string>> = {
   catalogVersion: 'catalogVersionKey',
   streamEvents: 'streamEventsKey',
   readinessProbe: 'readinessProbeKey',
+  incarnation: 'incarnationKey',
   nudge: 'nudgeChannel',
   streamsChanged: 'streamsChangedChannel',
 };
@@ -81,6 +83,7 @@ const CATALOG_FAMILY: Readonly<Record<string, string>> = {
   streams: 'streams',
   'catalog-version': 'catalogVersion',
   health: 'readinessProbe',
+  incarnation: 'incarnation',
 };
 
 /**

@@ -24,7 +24,8 @@ import { NAME_PATTERN } from './limits.js';
  * Control-plane keys (one tag per group; the stream catalog under its own tag):
  * - `<prefix>:{@g:<group>}:meta|members|targets|seen|events|projection`
  * - `<prefix>:{@m}:groups`, `<prefix>:{@m}:streams`, `<prefix>:{@m}:catalog-version`,
- *   `<prefix>:{@m}:stream-events:<stream>`, `<prefix>:{@m}:health`
+ *   `<prefix>:{@m}:stream-events:<stream>`, `<prefix>:{@m}:health`,
+ *   `<prefix>:{@m}:incarnation`
  * - pub/sub channels (a namespace of their own) `<prefix>:nudge:<group>` and
  *   `<prefix>:streams-changed`.
  *
@@ -122,6 +123,14 @@ export class KeySpace {
   /** Event log of one stream's metadata changes (creation, reshard steps). */
   streamEventsKey(stream: string): string {
     return this.catalogPart(`stream-events:${stream}`);
+  }
+
+  /**
+   * The incarnation marker: a random id the coordinator writes once per Redis dataset; gone or
+   * changed means Redis lost its data (docs/protocol.md §13.3).
+   */
+  incarnationKey(): string {
+    return this.catalogPart('incarnation');
   }
 
   /** Short-lived key the readiness probe writes to prove Redis accepts writes. */
