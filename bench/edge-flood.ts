@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
+import { connectRedis } from '../test/support/redis-client.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import {
   CoordinatorApi,
   CoordinatorProcess,
@@ -200,7 +200,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await coordinator.stop();
-    const redis = new Redis(defaultRedisUrl());
+    const redis = connectRedis(defaultRedisUrl());
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);

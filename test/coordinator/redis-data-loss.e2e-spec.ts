@@ -3,6 +3,7 @@ import type {
   StreamRouting,
   StreamShards,
 } from '@redis-stream-coordinator/nestjs/protocol';
+import { connectRedis } from '../support/redis-client.js';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess, TEST_TOKENS } from '../support/coordinator-process.js';
@@ -59,7 +60,7 @@ describe('Redis lost its data', () => {
 
   it('is detected, restores the catalog, and the group owns its shards again', async () => {
     redis = await startRestartableRedis();
-    client = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+    client = connectRedis(redis.url, { maxRetriesPerRequest: 2 });
     const prefix = uniquePrefix('data-loss');
     coordinator = await CoordinatorProcess.start({
       prefix,

@@ -1,4 +1,5 @@
 import { NonRetryableError } from '@redis-stream-coordinator/nestjs';
+import { connectRedis } from '../support/redis-client.js';
 import type { StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ describe('Redis ACLs: coordinator, worker and producer users', () => {
   let producer: MemberApp;
   const clients: Redis[] = [];
   const connect = (url: string): Redis => {
-    const client = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+    const client = connectRedis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
     client.on('error', () => undefined); // each refusal is asserted on its command
     clients.push(client);
     return client;
@@ -268,7 +269,7 @@ describe('docker/redis/start.sh', () => {
       args: ['--save', '', '--appendonly', 'no'],
     });
     const clients = [worker, `redis://127.0.0.1:${port}`].map((url) => {
-      const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      const client = connectRedis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
       client.on('error', () => undefined);
       return client;
     });

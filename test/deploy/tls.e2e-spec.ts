@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { connectRedis } from '../support/redis-client.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
@@ -144,7 +145,7 @@ describe.skipIf(!openssl)('TLS: rediss:// to Redis, HTTPS in front of the coordi
   });
 
   it('clients without the CA are refused, on Redis and on the HTTPS proxy', async () => {
-    const noCa = new Redis(
+    const noCa = connectRedis(
       `rediss://rsc-worker:${ACL_PASSWORDS['rsc-worker']}@127.0.0.1:${redis.tlsPort}`,
       { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null },
     );
@@ -155,7 +156,7 @@ describe.skipIf(!openssl)('TLS: rediss:// to Redis, HTTPS in front of the coordi
     expect(errors.map((e) => e.message).join('\n')).toMatch(/self[- ]signed|unable to verify/i);
     await expect(fetch(`https://localhost:${proxy.port}/health/live`)).rejects.toThrow();
     // With the CA, Redis answers.
-    const withCa = new Redis(
+    const withCa = connectRedis(
       `rediss://rsc-worker:${ACL_PASSWORDS['rsc-worker']}@127.0.0.1:${redis.tlsPort}`,
       { lazyConnect: true, tls: { ca: readFileSync(files.ca) }, maxRetriesPerRequest: 0 },
     );

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { connectRedis } from '../../support/redis-client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadLetterFields } from '../../../libs/stream-coordinator/src/data-plane/dead-letter.js';
 import { DeadLetterService } from '../../../libs/stream-coordinator/src/dead-letters/dead-letter.service.js';
@@ -41,7 +42,7 @@ describe('DeadLetterService against real Redis', () => {
   const keys = new KeySpace(prefix);
   let connection: Redis;
   beforeAll(() => {
-    connection = new Redis(redisUrl());
+    connection = connectRedis(redisUrl());
   });
   afterAll(() => connection.disconnect());
 

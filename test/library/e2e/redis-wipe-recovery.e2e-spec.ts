@@ -1,4 +1,5 @@
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
+import { connectRedis } from '../../support/redis-client.js';
 import { NestFactory } from '@nestjs/core';
 import {
   MemberRuntime,
@@ -42,7 +43,7 @@ describe('a worker and a producer after Redis lost its data', () => {
 
   it('recover by themselves', async () => {
     redis = await startRestartableRedis();
-    client = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+    client = connectRedis(redis.url, { maxRetriesPerRequest: 2 });
     coordinator = await CoordinatorProcess.start({
       prefix: uniquePrefix('wipe-recovery'),
       redisUrl: redis.url,
