@@ -163,7 +163,7 @@ describe('Redis lost its data', () => {
     expect(audit.body.shards).toHaveLength(3);
     expect(audit.body.routingEpoch).toBe(2);
     expect((await admin.get<StreamRouting>('/v1/streams/orders')).body.routingEpoch).toBe(2);
-    const ready = await anonymous.get<ReadyBody>('/health/ready');
+    const ready = await new CoordinatorApi(url).get<ReadyBody>('/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details?.redisData).toMatchObject({
       status: 'up',

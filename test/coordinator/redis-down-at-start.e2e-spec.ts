@@ -66,7 +66,7 @@ describe('Redis down while the coordinator starts', () => {
         const problems: string[] = [];
         const live = await anonymous.get('/health/live').catch(() => null);
         if (live?.status !== 200) return [`live ${live?.status ?? 'unreachable'}`];
-        const ready = await anonymous.get<ReadyBody>('/health/ready');
+        const ready = await member.get<ReadyBody>('/health/ready');
         if (ready.status !== 503) problems.push(`ready ${ready.status}`);
         const reason = ready.body.details?.coordinator?.reason ?? '';
         if (!reason.startsWith('waiting for Redis (key layout check): ')) problems.push(reason);

@@ -123,9 +123,7 @@ describe('Redis wiped or evicting', () => {
     expect(coordinator?.output()).toMatch(/Redis lost its data \(the incarnation marker is gone/);
 
     // noeviction (the default): no warning in readiness
-    const ready = await new CoordinatorApi(coordinator?.url ?? '', null).get<HealthBody>(
-      '/health/ready',
-    );
+    const ready = await new CoordinatorApi(coordinator?.url ?? '').get<HealthBody>('/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details?.redis).toEqual({ status: 'up' });
   });
@@ -133,8 +131,9 @@ describe('Redis wiped or evicting', () => {
   it('warns at start and in /health/ready when Redis may evict keys', async () => {
     await start(['--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru']);
     expect(coordinator?.output()).toMatch(/maxmemory-policy is allkeys-lru/);
-    const anonymous = new CoordinatorApi(coordinator?.url ?? '', null);
-    const ready = await anonymous.get<HealthBody>('/health/ready');
+    // health details are shown to authenticated callers only (docs/protocol.md §15.1)
+    const withToken = new CoordinatorApi(coordinator?.url ?? '');
+    const ready = await withToken.get<HealthBody>('/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details?.redis).toMatchObject({
       status: 'up',
@@ -144,7 +143,7 @@ describe('Redis wiped or evicting', () => {
 
     // fixed at runtime: the warning goes away
     await client?.config('SET', 'maxmemory-policy', 'noeviction');
-    const fixed = await anonymous.get<HealthBody>('/health/ready');
+    const fixed = await withToken.get<HealthBody>('/health/ready');
     expect(fixed.body.details?.redis).toEqual({ status: 'up' });
   });
 
@@ -153,9 +152,7 @@ describe('Redis wiped or evicting', () => {
     await start([], (c) => c.call('ACL', 'SETUSER', 'default', '-config'));
     await expect(client?.config('GET', 'maxmemory-policy')).rejects.toThrow(/NOPERM/);
     expect(coordinator?.output()).toMatch(/could not read Redis maxmemory-policy \(NOPERM/);
-    const ready = await new CoordinatorApi(coordinator?.url ?? '', null).get<HealthBody>(
-      '/health/ready',
-    );
+    const ready = await new CoordinatorApi(coordinator?.url ?? '').get<HealthBody>('/health/ready');
     expect(ready.status, JSON.stringify(ready.body)).toBe(200);
     expect(ready.body.details?.redis).toMatchObject({ status: 'up', maxmemoryPolicy: null });
     expect(ready.body.details?.redis?.warning).toMatch(/make sure it is noeviction/);
