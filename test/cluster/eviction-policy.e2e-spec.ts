@@ -43,7 +43,8 @@ describe('eviction warning on a Redis Cluster', () => {
       env: { STREAMS: 'orders:2' },
     });
     expect(coordinator.output()).toMatch(/maxmemory-policy is volatile-lru/);
-    const ready = await new CoordinatorApi(coordinator.url, null).get<HealthBody>('/health/ready');
+    // details are shown to authenticated callers only (docs/protocol.md §15.1)
+    const ready = await new CoordinatorApi(coordinator.url).get<HealthBody>('/health/ready');
     expect(ready.status, JSON.stringify(ready.body)).toBe(200);
     expect(ready.body.details?.redis).toMatchObject({
       status: 'up',

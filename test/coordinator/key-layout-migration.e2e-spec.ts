@@ -91,21 +91,22 @@ describe('a coordinator of the old layout that starts after the move', () => {
   const fx = useCoordinator('key-layout-ready');
 
   it('turns /health/ready down while the old catalog is back, with the reason, and up once it is gone', async () => {
-    const anonymous = new CoordinatorApi(fx.coordinator().url, null);
+    // details are shown to authenticated callers only (docs/protocol.md §15.1)
+    const api = new CoordinatorApi(fx.coordinator().url);
     type Ready = { status: string; details?: Record<string, { status: string; reason?: string }> };
-    expect((await anonymous.get<Ready>('/health/ready')).status).toBe(200);
+    expect((await api.get<Ready>('/health/ready')).status).toBe(200);
 
     // What an old coordinator does on this prefix when it starts: declare STREAMS in `{m}`.
     const legacy = new LegacyKeyLayout(fx.prefix);
     await fx.redis().hset(legacy.catalogKey('streams'), 'orders', '{}');
-    const down = await anonymous.get<Ready>('/health/ready');
+    const down = await api.get<Ready>('/health/ready');
     expect(down.status).toBe(503);
     expect(down.body.details?.keyLayout?.status).toBe('down');
     expect(down.body.details?.keyLayout?.reason).toContain(legacy.catalogKey('streams'));
     expect(down.body.details?.persistence?.status).toBe('up');
 
     await fx.redis().del(legacy.catalogKey('streams'));
-    const up = await anonymous.get<Ready>('/health/ready');
+    const up = await api.get<Ready>('/health/ready');
     expect(up.status).toBe(200);
     expect(up.body.details?.keyLayout?.status).toBe('up');
   });

@@ -19,7 +19,7 @@ interface HealthBody {
 describe('coordinator /health/ready turns down for each cause', () => {
   let redis: RestartableRedis;
   let coordinator: CoordinatorProcess;
-  let anonymous: CoordinatorApi;
+  let api: CoordinatorApi;
 
   beforeAll(async () => {
     redis = await startRestartableRedis();
@@ -27,7 +27,8 @@ describe('coordinator /health/ready turns down for each cause', () => {
       prefix: uniquePrefix('health'),
       redisUrl: redis.url,
     });
-    anonymous = new CoordinatorApi(coordinator.url, null);
+    // details are shown to authenticated callers only (docs/protocol.md §15.1)
+    api = new CoordinatorApi(coordinator.url);
   });
 
   afterAll(async () => {
@@ -36,7 +37,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
   });
 
   const ready = (): Promise<{ status: number; body: HealthBody }> =>
-    anonymous.get<HealthBody>('/health/ready');
+    api.get<HealthBody>('/health/ready');
 
   it('is up with every check up', async () => {
     const res = await ready();
@@ -64,7 +65,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
       expect(down.body.error?.redis).toBeUndefined();
       expect(down.body.error?.persistence?.status).toBe('down');
       expect(down.body.error?.persistence?.reason).toMatch(/^Redis not writable: .*NOREPLICAS/);
-      expect((await anonymous.get('/health/live')).status).toBe(200);
+      expect((await api.get('/health/live')).status).toBe(200);
     } finally {
       await admin.config('SET', 'min-replicas-to-write', '0');
       admin.disconnect();
@@ -89,7 +90,7 @@ describe('coordinator /health/ready turns down for each cause', () => {
     expect(down.body.error?.redis?.reason).toMatch(/^Redis unreachable: /);
     expect(down.body.error?.persistence?.status).toBe('down');
     expect(down.body.details?.coordinator).toEqual({ status: 'up' });
-    const live = await anonymous.get<HealthBody>('/health/live');
+    const live = await api.get<HealthBody>('/health/live');
     expect([live.status, live.body.status]).toEqual([200, 'ok']);
 
     await redis.restart();
