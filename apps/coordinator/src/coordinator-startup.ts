@@ -20,7 +20,7 @@ import { ReshardLifecycle } from './streams/reshard-lifecycle.js';
  * 200, `/health/ready` 503 with the reason, every other route 503 `COORDINATOR_NOT_AVAILABLE`,
  * until it completed. Each step retries while Redis does not answer (backoff with jitter, one log
  * line per attempt, for up to `REDIS_STARTUP_TIMEOUT_MS`; 0 = no limit). In order: the key-layout
- * check, the catalog load and `STREAMS`, the incarnation marker, the timers, the reshard driver.
+ * check, the incarnation marker, the catalog load and `STREAMS`, the timers, the reshard driver.
  */
 @Injectable()
 export class CoordinatorStartup implements OnApplicationBootstrap, BeforeApplicationShutdown {
