@@ -167,6 +167,28 @@ describe('dashboard /ui in headless Chromium', () => {
     expect(replayOf).toEqual([...ids].sort());
     expect(problems).toEqual([]);
   });
+
+  it('tells a viewer that dead letters need a member token, and keeps it signed in', async () => {
+    // Dead letters hold message payloads: list/show need the member role (docs/protocol.md §16.2).
+    // A viewer (the documented dashboard user) opening them sees why, not the login form.
+    problems.length = 0;
+    await page.goto(`${fx.coordinator().url}/ui?interval=300#token=${TEST_TOKENS.viewer}`);
+    await page.click('#streams [data-dlq-open="orders"]');
+    await page
+      .locator('#dead-letters td', { hasText: 'member token' })
+      .waitFor({ timeout: 10_000 });
+    // Several refreshes later: still signed in, still showing the groups.
+    const refreshed = Number(await page.locator('body').getAttribute('data-refreshed'));
+    await pollUntil(
+      async () => Number(await page.locator('body').getAttribute('data-refreshed')),
+      (at) => at > refreshed,
+      { timeoutMs: 10_000, message: 'the dashboard refreshed again' },
+    );
+    expect(await page.locator('#login').isHidden()).toBe(true);
+    expect(await page.locator('#app').isVisible()).toBe(true);
+    expect(await page.locator('#dlq-replay-all').isDisabled()).toBe(true);
+    await page.evaluate('sessionStorage.clear()');
+  });
 });
 
 async function waitForCount(

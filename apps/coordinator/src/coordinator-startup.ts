@@ -12,6 +12,7 @@ import { EvictionPolicyCheck } from './health/eviction-policy.js';
 import { ServingState } from './health/serving-state.js';
 import { KeyLayoutCheck } from './key-layout/key-layout.check.js';
 import type { StartupRetryOptions } from './redis/redis-startup.js';
+import { StartupStoppedError } from './redis/startup-stopped.error.js';
 import { ReshardLifecycle } from './streams/reshard-lifecycle.js';
 
 /**
@@ -20,7 +21,7 @@ import { ReshardLifecycle } from './streams/reshard-lifecycle.js';
  * 200, `/health/ready` 503 with the reason, every other route 503 `COORDINATOR_NOT_AVAILABLE`,
  * until it completed. Each step retries while Redis does not answer (backoff with jitter, one log
  * line per attempt, for up to `REDIS_STARTUP_TIMEOUT_MS`; 0 = no limit). In order: the key-layout
- * check, the catalog load and `STREAMS`, the incarnation marker, the timers, the reshard driver.
+ * check, the incarnation marker, the catalog load and `STREAMS`, the timers, the reshard driver.
  */
 @Injectable()
 export class CoordinatorStartup implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -38,7 +39,8 @@ export class CoordinatorStartup implements OnApplicationBootstrap, BeforeApplica
   ) {}
 
   /**
-   * Resolves once the start-up completed; rejects with what stopped it (`LegacyKeyLayoutError`,
+   * Resolves once the start-up completed, or when the app shut down while it waited for Redis
+   * (no retry outlives `app.close()`); rejects with what stopped it (`LegacyKeyLayoutError`,
    * `RedisUnavailableAtStartError`, a refusal from Redis).
    */
   completed(): Promise<void> {
@@ -60,6 +62,7 @@ export class CoordinatorStartup implements OnApplicationBootstrap, BeforeApplica
       timeoutMs: this.config.redisStartupTimeoutMs,
       warn: (message) => this.logger.warn(message),
       onWaiting: (reason) => this.serving.waiting(reason),
+      stopped: () => this.stopping,
     };
     try {
       await this.keyLayout.run(retry);
@@ -70,6 +73,8 @@ export class CoordinatorStartup implements OnApplicationBootstrap, BeforeApplica
       this.serving.markStarted();
       this.logger.log('started: Redis answered and the catalog is loaded');
     } catch (error) {
+      // Shut down while waiting for Redis: nothing failed, and no retry outlives the app.
+      if (error instanceof StartupStoppedError) return;
       this.serving.waiting(
         `start-up failed: ${error instanceof Error ? error.message : String(error)}`,
       );

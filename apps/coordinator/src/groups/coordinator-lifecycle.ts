@@ -56,9 +56,11 @@ export class CoordinatorLifecycle implements BeforeApplicationShutdown {
   /** A step of the coordinator's start-up: each Redis read retried as `retry` says. */
   async start(retry: StartupRetryOptions): Promise<void> {
     if (this.stopped) return;
+    // The marker first: a loss after it (Redis restarting while this start-up retries) is then
+    // detected at the first check, and the catalog loaded before the loss is restored.
+    await untilRedisAnswers('incarnation marker', () => this.dataLoss.start(), retry);
     await untilRedisAnswers('stream catalog load', () => this.registry.refresh(), retry);
     await untilRedisAnswers('STREAMS declaration', () => this.declared.declare(), retry);
-    await untilRedisAnswers('incarnation marker', () => this.dataLoss.start(), retry);
     await untilRedisAnswers(
       'catalog subscription',
       () => this.subscriber.subscribe(this.registry.keys.streamsChangedChannel()),

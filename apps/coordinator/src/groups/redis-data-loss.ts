@@ -48,7 +48,10 @@ export class RedisDataLossWatcher {
     return this.state;
   }
 
-  /** At start (catalog loaded): adopts the marker and remembers the catalog. */
+  /**
+   * At start, before the catalog is loaded (each load is remembered): adopts the marker, so a loss
+   * after it is detected even when it happens while the coordinator starts.
+   */
   async start(): Promise<void> {
     await this.marker.adopt();
     this.remember(this.registry.list());

@@ -7,6 +7,7 @@ import {
   untilRedisAnswers,
 } from './redis-startup.js';
 import { RedisUnavailableAtStartError } from './redis-unavailable-at-start.error.js';
+import { StartupStoppedError } from './startup-stopped.error.js';
 
 const replyError = (message: string): Error =>
   new (ReplyError as new (m: string) => Error)(message);
@@ -54,6 +55,23 @@ describe('isRedisUnavailable', () => {
 
 describe('untilRedisAnswers', () => {
   const quiet = { warn: () => undefined, firstDelayMs: 1 };
+
+  it('gives up once the app is shutting down, without limit too', async () => {
+    // app.close() while Redis is down: no retry loop may keep the process alive.
+    let stopping = false;
+    let calls = 0;
+    const waiting = untilRedisAnswers(
+      'catalog load',
+      () => {
+        calls++;
+        stopping = calls >= 2;
+        return Promise.reject(new Error('Connection is closed.'));
+      },
+      { ...quiet, timeoutMs: 0, stopped: () => stopping },
+    );
+    await expect(waiting).rejects.toBeInstanceOf(StartupStoppedError);
+    expect(calls).toBe(2);
+  });
 
   it('retries while Redis is unreachable and returns the first answer', async () => {
     let calls = 0;

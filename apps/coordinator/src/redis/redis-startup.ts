@@ -1,5 +1,6 @@
 import { ReplyError } from 'ioredis';
 import { RedisUnavailableAtStartError } from './redis-unavailable-at-start.error.js';
+import { StartupStoppedError } from './startup-stopped.error.js';
 
 /** Replies that mean "not now" rather than "no": the server is loading, busy or failing over. */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY)\b/;
@@ -44,6 +45,8 @@ export interface StartupRetryOptions {
   readonly onWaiting?: (reason: string) => void;
   /** Random in [0, 1): the jitter of each pause. Default `Math.random`. */
   readonly random?: () => number;
+  /** True once the app shuts down: the step then stops retrying ({@link StartupStoppedError}). */
+  readonly stopped?: () => boolean;
 }
 
 /** Longest pause between two attempts. */
@@ -61,8 +64,8 @@ export function startupRetryDelay(attempt: number, firstDelayMs: number, random:
 
 /**
  * Runs a start-up step that reads or writes Redis, again while Redis is unreachable or not ready,
- * until it succeeds or `timeoutMs` is over (then {@link RedisUnavailableAtStartError}; never with
- * `timeoutMs` 0). A Redis that restarts beside the coordinator (or comes up after it) then delays
+ * until it succeeds, `timeoutMs` is over (then {@link RedisUnavailableAtStartError}; never with
+ * `timeoutMs` 0) or the app shuts down (then {@link StartupStoppedError}). A Redis that restarts beside the coordinator (or comes up after it) then delays
  * the start instead of stopping it; an answer that is an error (a refused script, an ACL denial)
  * is thrown at once.
  */
@@ -78,6 +81,7 @@ export async function untilRedisAnswers<T>(
       return await run();
     } catch (error) {
       if (!isRedisUnavailable(error)) throw error;
+      if (options.stopped?.()) throw new StartupStoppedError(step);
       const message = unavailableReason(error as Error);
       const left = deadline - Date.now();
       if (left <= 0) throw new RedisUnavailableAtStartError(options.timeoutMs, step, message);
@@ -94,7 +98,8 @@ export async function untilRedisAnswers<T>(
           `next attempt in ${(delay / 1000).toFixed(1)} s, ${limit}`,
       );
       options.onWaiting?.(`waiting for Redis (${step}): ${message}`);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      // Unref'd: the HTTP server keeps the process alive while it waits, nothing once it closed.
+      await new Promise((resolve) => setTimeout(resolve, delay).unref());
     }
   }
 }

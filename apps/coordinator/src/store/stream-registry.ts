@@ -130,25 +130,32 @@ export class StreamRegistry implements StreamCatalog {
   }
 
   /**
-   * Creates again a stream Redis lost (docs/protocol.md §13.6): as many shards as `lost` had
-   * active, numbered afresh, under the next routing epoch (producers holding the lost routing see
-   * a newer one); nothing when it exists again. Returns the record now in the catalog.
+   * Creates again a stream Redis lost (docs/protocol.md §13.6): the shards `lost` had active, with
+   * their ids and slot ranges, under the next routing epoch (a producer still holding the lost
+   * routing puts each key where a refreshed one does; one holding an older routing finds its
+   * shards gone); no reshard, nothing else opened; nothing when it exists again. Returns the
+   * record now in the catalog.
    */
   async restore(lost: StreamRecord, now: number): Promise<StreamRecord> {
-    const shards = activeShardIds(lost).length;
+    const ids = activeShardIds(lost);
     for (let attempt = 0; attempt < 5; attempt++) {
       await this.refresh();
       const existing = this.records.get(lost.stream);
       if (existing) return existing;
-      const record = {
-        ...newStreamRecord(lost.stream, shards, now),
+      const record: StreamRecord = {
+        ...newStreamRecord(lost.stream, ids.length, now),
         routingEpoch: lost.routingEpoch + 1,
+        nextShardId: lost.nextShardId,
+        shards: ids.map((id) => ({ id, state: 'active', parents: [], createdAt: now })),
+        routing: lost.routing,
       };
-      await this.openShards(
-        record,
-        record.shards.map((s) => s.id),
-      );
-      const data = { shards, routingEpoch: record.routingEpoch, reason: 'REDIS_DATA_LOST' };
+      await this.openShards(record, ids);
+      const data = {
+        shards: ids.length,
+        shardIds: ids,
+        routingEpoch: record.routingEpoch,
+        reason: 'REDIS_DATA_LOST',
+      };
       if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data }])) return record;
     }
     throw new Error(`could not restore stream ${lost.stream}: concurrent writers kept winning`);

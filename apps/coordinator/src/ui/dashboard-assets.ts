@@ -265,6 +265,14 @@ export const DASHBOARD_JS = String.raw`
     $('dlq-replay-all').disabled = list.entries.length === 0;
     $('dlq-panel').classList.remove('hidden');
   }
+  function renderDeadLettersRefused(message) {
+    $('dlq-title').textContent = 'Dead letters of ' + state.dlq;
+    state.dlqIds = [];
+    $('dead-letters').replaceChildren(el('tr', {}, [el('td', { className: 'muted',
+      text: 'not shown (' + message + '): dead letters hold message payloads, reading them needs a member token, replaying them an admin token' })]));
+    $('dlq-replay-all').disabled = true;
+    $('dlq-panel').classList.remove('hidden');
+  }
   function replay(ids) {
     if (!state.dlq || ids.length === 0) return;
     $('dlq-result').textContent = 'replaying ' + ids.length + '…';
@@ -296,7 +304,11 @@ export const DASHBOARD_JS = String.raw`
       return api('/ui/api/groups/' + encodeURIComponent(state.group)).then(renderGroup);
     }).then(function () {
       if (!state.dlq) { $('dlq-panel').classList.add('hidden'); return null; }
-      return api(dlqPath('?limit=50&replayed=false')).then(renderDeadLetters);
+      // A viewer may not read dead letters (they hold payloads): say so, stay signed in.
+      return api(dlqPath('?limit=50&replayed=false')).then(renderDeadLetters, function (e) {
+        if (!(e instanceof AuthError)) throw e;
+        renderDeadLettersRefused(e.message);
+      });
     }).then(function () {
       setStatus('live · refreshed ' + new Date().toLocaleTimeString() + ' · every ' + state.interval + ' ms', false);
       document.body.setAttribute('data-refreshed', String(Date.now()));

@@ -10,6 +10,9 @@ export const MAX_ERROR_PROPERTIES_LENGTH = 4096;
 /** Longest `errorName` kept, in characters. */
 const MAX_ERROR_NAME_LENGTH = 200;
 
+/** Objects nested deeper than this in an error property are written as `"[depth]"`. */
+const MAX_PROPERTY_DEPTH = 7;
+
 /**
  * What a dead-letter entry records.
  *
@@ -59,13 +62,16 @@ export function deadLetterFields(input: DeadLetterInput): Array<string | Buffer>
     'reason',
     input.reason,
     'error',
-    input.error.message,
+    read(() => String(input.error.message), ''),
     'errorName',
     errorName(input.error),
   );
   const properties = errorProperties(input.error);
   if (properties !== undefined) fields.push('errorProperties', properties);
-  if (input.error.stack) fields.push('stack', input.error.stack.slice(0, MAX_STACK_LENGTH));
+  const stack = read(() => input.error.stack, undefined);
+  if (typeof stack === 'string' && stack !== '') {
+    fields.push('stack', stack.slice(0, MAX_STACK_LENGTH));
+  }
   fields.push(
     'deliveryCount',
     String(input.deliveryCount),
@@ -83,11 +89,23 @@ export function toError(thrown: unknown): Error {
   return new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${safeString(thrown)}`);
 }
 
-/** The error's class name (its constructor's, else its `name`), bounded. */
+/** `get()`, or `fallback` when it throws (an error's getters are the thrower's code). */
+function read<T, F>(get: () => T, fallback: F): T | F {
+  try {
+    return get();
+  } catch {
+    return fallback;
+  }
+}
+
+/** The error's class name (its constructor's, else its `name`, else its tag), bounded. */
 function errorName(error: Error): string {
-  const ctor = (error as { constructor?: { name?: unknown } }).constructor;
-  const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : error.name;
-  return String(name).slice(0, MAX_ERROR_NAME_LENGTH);
+  const name = read(() => {
+    const ctor = (error as { constructor?: { name?: unknown } }).constructor;
+    return typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : String(error.name);
+  }, null);
+  const tag = (): string => read(() => Object.prototype.toString.call(error).slice(8, -1), 'Error');
+  return (name ?? tag()).slice(0, MAX_ERROR_NAME_LENGTH);
 }
 
 /**
@@ -118,37 +136,129 @@ export function errorProperties(error: Error): string | undefined {
   const budget = MAX_ERROR_PROPERTIES_LENGTH - 32;
   let length = 0;
   for (const name of names) {
-    let part: string;
-    try {
-      part = `${JSON.stringify(name)}:${jsonValue((error as unknown as Record<string, unknown>)[name])}`;
-    } catch {
+    const label = `${JSON.stringify(name)}:`;
+    const value = boundedJson(
+      () => (error as unknown as Record<string, unknown>)[name],
+      budget - length - label.length - 1,
+    );
+    if (value === undefined) {
       omitted++;
       continue;
     }
-    if (length + part.length + 1 > budget) {
-      omitted++;
-      continue;
-    }
-    kept.push(part);
-    length += part.length + 1;
+    kept.push(label + value);
+    length += label.length + value.length + 1;
   }
   if (omitted > 0) kept.push(`"…omitted":${omitted}`);
   return `{${kept.join(',')}}`;
 }
 
-/** JSON of one property value: bigint as a string, cycles and functions as a description. */
-function jsonValue(value: unknown): string {
-  const seen = new WeakSet<object>();
-  const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'function' || typeof v === 'symbol') return `[${typeof v}]`;
-    if (typeof v === 'object' && v !== null) {
-      if (seen.has(v)) return '[circular]';
-      seen.add(v);
+/** Thrown by {@link boundedJson} once the budget is spent. */
+const OVER_BUDGET = Symbol('over budget');
+
+/**
+ * JSON of one property value in at most `budget` characters, or `undefined` when it does not fit
+ * or a getter throws. The walk stops as soon as the budget is spent, so a huge value costs no more
+ * than the budget: bytes (Buffer, typed arrays, ArrayBuffer) as `"[Buffer: n bytes]"`, bigint as a
+ * string, functions and symbols as `"[function]"`/`"[symbol]"`, a cycle as `"[circular]"`, objects
+ * nested deeper than {@link MAX_PROPERTY_DEPTH} as `"[depth]"`.
+ */
+function boundedJson(get: () => unknown, budget: number): string | undefined {
+  let left = budget;
+  const parts: string[] = [];
+  const ancestors: object[] = [];
+  const emit = (text: string): void => {
+    left -= text.length;
+    if (left < 0) throw OVER_BUDGET;
+    parts.push(text);
+  };
+  // Emits the value; false when JSON leaves it out (undefined).
+  const walk = (value: unknown, depth: number, toJson: boolean): boolean => {
+    switch (typeof value) {
+      case 'undefined':
+        return false;
+      case 'string':
+        if (value.length > left) throw OVER_BUDGET;
+        emit(JSON.stringify(value));
+        return true;
+      case 'number':
+        emit(Number.isFinite(value) ? String(value) : 'null');
+        return true;
+      case 'boolean':
+        emit(String(value));
+        return true;
+      case 'bigint':
+        emit(JSON.stringify(value.toString()));
+        return true;
+      case 'function':
+      case 'symbol':
+        emit(`"[${typeof value}]"`);
+        return true;
     }
-    return v;
-  });
-  return text ?? 'null';
+    if (value === null) {
+      emit('null');
+      return true;
+    }
+    const object = value as object;
+    const bytes = byteLength(object);
+    if (bytes !== null) {
+      emit(JSON.stringify(`[${bytes.kind}: ${bytes.length} bytes]`));
+      return true;
+    }
+    if (ancestors.includes(object)) {
+      emit('"[circular]"');
+      return true;
+    }
+    const toJSON = (object as { toJSON?: unknown }).toJSON;
+    if (toJson && typeof toJSON === 'function') {
+      return walk((toJSON as () => unknown).call(object), depth, false);
+    }
+    if (depth >= MAX_PROPERTY_DEPTH) {
+      emit('"[depth]"');
+      return true;
+    }
+    ancestors.push(object);
+    if (Array.isArray(object)) {
+      emit('[');
+      for (let i = 0; i < object.length; i++) {
+        if (i > 0) emit(',');
+        if (!walk(object[i], depth + 1, true)) emit('null');
+      }
+      emit(']');
+    } else {
+      emit('{');
+      let first = true;
+      for (const key of Object.keys(object)) {
+        const mark = parts.length;
+        const spent = left;
+        emit(`${first ? '' : ','}${JSON.stringify(key)}:`);
+        if (walk((object as Record<string, unknown>)[key], depth + 1, true)) {
+          first = false;
+        } else {
+          parts.length = mark;
+          left = spent;
+        }
+      }
+      emit('}');
+    }
+    ancestors.pop();
+    return true;
+  };
+  try {
+    if (!walk(get(), 0, true)) return 'null';
+    return parts.join('');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The kind and size of a byte container, or null for any other object. */
+function byteLength(value: object): { kind: string; length: number } | null {
+  if (Buffer.isBuffer(value)) return { kind: 'Buffer', length: value.length };
+  if (ArrayBuffer.isView(value)) {
+    return { kind: Object.prototype.toString.call(value).slice(8, -1), length: value.byteLength };
+  }
+  if (value instanceof ArrayBuffer) return { kind: 'ArrayBuffer', length: value.byteLength };
+  return null;
 }
 
 function safeString(value: unknown): string {

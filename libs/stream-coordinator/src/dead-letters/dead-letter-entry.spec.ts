@@ -94,6 +94,81 @@ describe('dead-letter entries', () => {
     });
   });
 
+  it('read only a bounded part of a huge property value (a Buffer, a large object graph)', () => {
+    let reads = 0;
+    const graph = Array.from({ length: 100_000 }, () => ({
+      get n() {
+        reads++;
+        return 1;
+      },
+    }));
+    const error = Object.assign(new Error('big'), {
+      body: Buffer.alloc(5_000_000),
+      graph,
+      code: 'E',
+    });
+    const text = errorProperties(error) as string;
+    expect(text.length).toBeLessThanOrEqual(MAX_ERROR_PROPERTIES_LENGTH);
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    expect(parsed.code).toBe('E');
+    expect(parsed.body).toBe('[Buffer: 5000000 bytes]');
+    // The walk stops once the budget is spent, not after the 100 000 getters.
+    expect(reads).toBeLessThan(5_000);
+  });
+
+  it('record an error whose getters throw or whose fields are not what Error declares', () => {
+    const hostile = new Error('hostile');
+    Object.defineProperty(hostile, 'stack', { value: { not: 'a string' } });
+    Object.defineProperty(hostile, 'constructor', {
+      get() {
+        throw new Error('no constructor');
+      },
+    });
+    Object.defineProperty(hostile, 'name', {
+      get() {
+        throw new Error('no name');
+      },
+    });
+    Object.defineProperty(hostile, 'boom', {
+      enumerable: true,
+      get() {
+        throw new Error('no boom');
+      },
+    });
+    const symbolic = Object.assign(new Error('symbols'), {
+      [Symbol('hidden')]: 1,
+      tag: Symbol('t'),
+      deep: { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: { k: 1 } } } } } } } } } } },
+    });
+    const fields = (error: Error) => {
+      const flat = deadLetterFields({
+        fields: buffers('key', 'k1', 'payload', 'p'),
+        stream: 'orders',
+        shard: 0,
+        group: 'g',
+        id: '1-0',
+        reason: 'non-retryable',
+        error,
+        deliveryCount: 1,
+        memberId: 'm',
+        failedAt: new Date(0),
+      });
+      const out = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) out.set(String(flat[i]), String(flat[i + 1]));
+      return out;
+    };
+    const h = fields(hostile);
+    expect(h.get('error')).toBe('hostile');
+    expect(h.get('errorName')).toBe('Error');
+    expect(h.has('stack')).toBe(false);
+    expect(JSON.parse(h.get('errorProperties') as string)).toEqual({ '…omitted': 1 });
+    const s = fields(symbolic);
+    expect(JSON.parse(s.get('errorProperties') as string)).toEqual({
+      tag: '[symbol]',
+      deep: { a: { b: { c: { d: { e: { f: { g: '[depth]' } } } } } } },
+    });
+  });
+
   it('show a binary payload only in base64, and malformed fields as null', () => {
     const binary = Buffer.from([0xff, 0xfe, 0x00]);
     const entry = parseDeadLetterEntry(
