@@ -256,6 +256,52 @@ describe('invariant checker', () => {
     expect(acked.results.zombieSafety.byKind).toEqual({ 'acked-without-ownership': 1 });
   });
 
+  it('single owner: an overlap is explained by a Redis rollback that restored the earlier fence, only then', () => {
+    const input = clean();
+    // A started 2 at 90 and froze; Redis's copy was taken at 100; A expired, B was granted the
+    // shard (the grant, B's handling and B's ack are in the lost window: the timeline has no B);
+    // Redis was killed at 150 and came back with A's fence; A woke up and acked 2 at 201.
+    const run: InvariantInput = {
+      ...input,
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('A', a2, 90, 200),
+        h('B', a2, 120, 121, 2),
+      ],
+      acks: [ack('A', 0, ['1-0', '2-0'], 14), ack('B', 0, ['3-0'], 122), ack('A', 0, ['3-0'], 201)],
+      ownership: [own('A', 0, 0, null), own('C', 1, 0, null)],
+    };
+    const rolledBack = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 100, killedAt: T + 150 }],
+    });
+    expect(rolledBack.results.singleOwner.byKind).toEqual({});
+    expect(rolledBack.results.singleOwner.notes).toEqual({ redisRollback: 1 });
+    // the same overlap with no rollback is a violation
+    const plain = checkInvariants(run);
+    expect(plain.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+    // ... and so it is when the rollback cannot have undone B's ack (answered before the copy),
+    const survived = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 130, killedAt: T + 150 }],
+    });
+    expect(survived.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+    // when A acked before Redis was killed (the fence still named B then),
+    const ackedBeforeKill = checkInvariants({
+      ...run,
+      redisRollbacks: [{ snapshotAt: T + 100, killedAt: T + 250 }],
+    });
+    expect(ackedBeforeKill.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+    // or when the timeline kept B's grant (the fence change to B survived the rollback)
+    const grantKept = checkInvariants({
+      ...run,
+      ownership: [own('A', 0, 0, 105), own('B', 0, 105, null), own('C', 1, 0, null)],
+      redisRollbacks: [{ snapshotAt: T + 100, killedAt: T + 150 }],
+    });
+    expect(grantKept.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
+  });
+
   it('zombie safety: an ack seen after the loss counts by when it can have been sent', () => {
     const input = clean();
     // A handled 0 and 1 before losing shard 0 at 100; the ack's reply was only seen at 150 (a
