@@ -69,7 +69,6 @@ describe('Redis lost its data', () => {
     });
     const url = coordinator.url;
     const admin = new CoordinatorApi(url, TEST_TOKENS.admin);
-    const anonymous = new CoordinatorApi(url, null);
     expect((await admin.put('/v1/streams/audit', { shards: 3 })).status).toBe(201);
     const member = new CoordinatorApi(url, TEST_TOKENS.member);
     // One member driven by hand: it heartbeats, re-joins when the coordinator no longer knows it
