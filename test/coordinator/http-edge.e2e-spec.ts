@@ -6,6 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCoordinatorApp } from '../../apps/coordinator/src/bootstrap.js';
+import { CoordinatorStartup } from '../../apps/coordinator/src/coordinator-startup.js';
 import {
   type CoordinatorConfig,
   loadCoordinatorConfig,
@@ -165,6 +166,38 @@ describe('deny by default: every registered route has an access decision', () =>
         });
         expect(viewer.statusCode, `${route.method} ${route.url} with a viewer token`).toBe(403);
       }
+    }
+  });
+
+  it('decides by the route the router found, not the raw URL: encoded paths, HEAD, 404s', async () => {
+    await app.get(CoordinatorStartup).completed();
+    // find-my-way decodes `%68` to `h`: `/%68ealth/ready` is the health route, the raw URL is not
+    for (const url of ['/%68ealth/ready', '/health/%72eady', '/%68ealth/live']) {
+      const anonymous = await app.inject({ method: 'GET', url });
+      expect([url, anonymous.statusCode, anonymous.json()]).toEqual([url, 200, { status: 'ok' }]);
+    }
+    for (const [method, url] of [
+      ['GET', '/v1/%67roups'],
+      ['GET', '/v1/groups?role=admin'],
+      ['HEAD', '/v1/groups'],
+      ['GET', '/%6detrics'],
+      ['HEAD', '/metrics'],
+      ['GET', '/v1/streams/orders%2Fdead-letters'],
+    ] as const) {
+      expect([method, url, (await app.inject({ method, url })).statusCode]).toEqual([
+        method,
+        url,
+        401,
+      ]);
+    }
+    // a 404 under /health is no health answer: the protocol's error body, like any other 404
+    for (const url of ['/health/ready/', '/healthz']) {
+      const missing = await app.inject({ method: 'GET', url });
+      expect([url, missing.statusCode, missing.json()]).toEqual([
+        url,
+        404,
+        { error: { code: 'NOT_FOUND', message: 'no such route' } },
+      ]);
     }
   });
 
