@@ -314,6 +314,49 @@ describe('bounded work: MAX_GROUPS and the rate limit of unauthenticated request
   });
 });
 
+describe('rate limit key: the socket address unless TRUST_PROXY names the proxy', () => {
+  const redis = useRedisPrefix('edge-xff');
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    app = await createCoordinatorApp(
+      loadCoordinatorConfig({
+        REDIS_URL: redisUrl(),
+        KEY_PREFIX: redis.prefix,
+        HOST: '127.0.0.1',
+        COORDINATOR_TOKEN: TEST_TOKENS.member,
+        LOG_LEVEL: 'error',
+        AUTH_RATE_LIMIT_MAX: '3',
+        AUTH_RATE_LIMIT_WINDOW_MS: '60000',
+      }),
+    );
+    await app.init();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('a new X-Forwarded-For per request does not renew the budget when TRUST_PROXY is off', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/groups',
+        headers: { 'x-forwarded-for': `203.0.113.${i + 1}`, authorization: 'Bearer wrong' },
+      });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    // a valid token is never counted, whatever the address spent
+    const member = await app.inject({
+      method: 'GET',
+      url: '/v1/groups',
+      headers: { authorization: `Bearer ${TEST_TOKENS.member}` },
+    });
+    expect(member.statusCode).not.toBe(429);
+  });
+});
+
 describe('overload: 503 + Retry-After instead of growing latency', () => {
   const redis = useRedisPrefix('edge-overload');
   let coordinator: CoordinatorProcess;
