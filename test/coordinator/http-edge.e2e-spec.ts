@@ -294,6 +294,26 @@ describe('bounded work: MAX_GROUPS and the rate limit of unauthenticated request
     expect((await heartbeat(fx.member(), 'g3', joinRequest('a', ['orders']))).status).toBe(200);
   });
 
+  it('concurrent joins creating groups on one replica never overshoot MAX_GROUPS', async () => {
+    // g1 and g3 exist (the test before): make room for exactly one more
+    expect((await fx.admin().delete('/v1/groups/g3/members/a')).status).toBe(204);
+    expect((await fx.admin().delete('/v1/groups/g3')).status).toBe(204);
+    const joins = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        heartbeat<ProtocolErrorBody>(fx.member(), `burst-${i}`, joinRequest('a', ['orders'])),
+      ),
+    );
+    const statuses = joins.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(23);
+    const listed = await fx.admin().get<{ groups: { groupId: string }[] }>('/v1/groups');
+    expect(listed.body.groups).toHaveLength(2);
+    // a refused join left nothing: no group, no event log
+    const refusedId = `burst-${joins.findIndex((r) => r.status === 409)}`;
+    expect((await fx.admin().get(`/v1/groups/${refusedId}`)).status).toBe(404);
+    expect((await fx.admin().get(`/v1/groups/${refusedId}/events`)).status).toBe(404);
+  });
+
   it('requests without a valid token are limited per address (429 + Retry-After); valid tokens are not', async () => {
     const intruder = fx.admin().as('not-a-token-of-this-coordinator');
     let limited: ApiResponse<ProtocolErrorBody> | undefined;
