@@ -5,7 +5,8 @@ import { repoRoot } from '../support/service-process.js';
 
 /**
  * Static Redis Cluster audit of every Lua script in the coordinator and the library: each key a
- * script touches must come from `KEYS` (never a name built at run time), so that Redis can route
+ * script touches must come from `KEYS` (or be a declared key with a literal suffix, or a derived
+ * key listed below; never a name built at run time), so that Redis can route
  * the call by its declared keys and refuse a cross-slot one (the callers declare keys of one hash
  * tag only; the cluster suite runs them all on a real cluster and checks no CROSSSLOT error).
  */
@@ -70,6 +71,14 @@ const SINGLE_KEY = [
 ];
 
 const KEY_REF = /^KEYS\[\d+\]$/;
+/**
+ * A declared key plus a literal suffix (`KEYS[1] .. ':meta'`): the hash tag is the key's first
+ * `{…}`, which the suffix (no braces) leaves alone, so the key is in the declared key's slot
+ * (every key has a tag: docs/protocol.md §13.1). The member's and producer's scripts read the
+ * shard's meta hash this way, undeclared, so a user that may only read it can run them
+ * (docs/protocol.md §13.5).
+ */
+const SUFFIXED_KEY_REF = /^KEYS\[\d+\] \.\. '[^'{}]+'$/;
 
 /**
  * Undeclared keys a script builds on purpose, by file and Lua variable. Redis 7 allows a script to
@@ -187,7 +196,7 @@ function problemsOf(call: LuaCall, scripts: readonly string[]): string[] {
   }
   const derived = DERIVED_KEYS[relative(repoRoot(), call.file)] ?? [];
   return keys
-    .filter((k) => !KEY_REF.test(k) && !derived.includes(k))
+    .filter((k) => !KEY_REF.test(k) && !SUFFIXED_KEY_REF.test(k) && !derived.includes(k))
     .map((k) => `${where}: key ${k} is not KEYS[n]`);
 }
 
@@ -231,6 +240,19 @@ describe('Lua scripts on Redis Cluster (static audit)', () => {
       args: splitArgs("'HGET', 'rsc:{m}:' .. ARGV[1], 'x'"),
     };
     expect(problemsOf(bad, [])).toHaveLength(1);
+    // a declared key with a literal suffix stays in its slot; a built or braced suffix does not
+    for (const [key, problems] of [
+      ["KEYS[1] .. ':meta'", 0],
+      ['KEYS[1] .. ARGV[1]', 1],
+      ["KEYS[1] .. ':{other}'", 1],
+    ] as const) {
+      const call: LuaCall = {
+        file: join(root, 'example.ts'),
+        text: key,
+        args: splitArgs(`'HGET', ${key}, 'state'`),
+      };
+      expect(problemsOf(call, []), key).toHaveLength(problems);
+    }
     const streams: LuaCall = {
       file: join(root, 'example.ts'),
       text: '',

@@ -6,6 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCoordinatorApp } from '../../apps/coordinator/src/bootstrap.js';
+import { CoordinatorStartup } from '../../apps/coordinator/src/coordinator-startup.js';
 import {
   type CoordinatorConfig,
   loadCoordinatorConfig,
@@ -168,6 +169,38 @@ describe('deny by default: every registered route has an access decision', () =>
     }
   });
 
+  it('decides by the route the router found, not the raw URL: encoded paths, HEAD, 404s', async () => {
+    await app.get(CoordinatorStartup).completed();
+    // find-my-way decodes `%68` to `h`: `/%68ealth/ready` is the health route, the raw URL is not
+    for (const url of ['/%68ealth/ready', '/health/%72eady', '/%68ealth/live']) {
+      const anonymous = await app.inject({ method: 'GET', url });
+      expect([url, anonymous.statusCode, anonymous.json()]).toEqual([url, 200, { status: 'ok' }]);
+    }
+    for (const [method, url] of [
+      ['GET', '/v1/%67roups'],
+      ['GET', '/v1/groups?role=admin'],
+      ['HEAD', '/v1/groups'],
+      ['GET', '/%6detrics'],
+      ['HEAD', '/metrics'],
+      ['GET', '/v1/streams/orders%2Fdead-letters'],
+    ] as const) {
+      expect([method, url, (await app.inject({ method, url })).statusCode]).toEqual([
+        method,
+        url,
+        401,
+      ]);
+    }
+    // a 404 under /health is no health answer: the protocol's error body, like any other 404
+    for (const url of ['/health/ready/', '/healthz']) {
+      const missing = await app.inject({ method: 'GET', url });
+      expect([url, missing.statusCode, missing.json()]).toEqual([
+        url,
+        404,
+        { error: { code: 'NOT_FOUND', message: 'no such route' } },
+      ]);
+    }
+  });
+
   it('a controller whose route declares nothing stops the start, naming the route', async () => {
     @Controller('forgotten')
     class ForgottenController {
@@ -261,6 +294,26 @@ describe('bounded work: MAX_GROUPS and the rate limit of unauthenticated request
     expect((await heartbeat(fx.member(), 'g3', joinRequest('a', ['orders']))).status).toBe(200);
   });
 
+  it('concurrent joins creating groups on one replica never overshoot MAX_GROUPS', async () => {
+    // g1 and g3 exist (the test before): make room for exactly one more
+    expect((await fx.admin().delete('/v1/groups/g3/members/a')).status).toBe(204);
+    expect((await fx.admin().delete('/v1/groups/g3')).status).toBe(204);
+    const joins = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        heartbeat<ProtocolErrorBody>(fx.member(), `burst-${i}`, joinRequest('a', ['orders'])),
+      ),
+    );
+    const statuses = joins.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(23);
+    const listed = await fx.admin().get<{ groups: { groupId: string }[] }>('/v1/groups');
+    expect(listed.body.groups).toHaveLength(2);
+    // a refused join left nothing: no group, no event log
+    const refusedId = `burst-${joins.findIndex((r) => r.status === 409)}`;
+    expect((await fx.admin().get(`/v1/groups/${refusedId}`)).status).toBe(404);
+    expect((await fx.admin().get(`/v1/groups/${refusedId}/events`)).status).toBe(404);
+  });
+
   it('requests without a valid token are limited per address (429 + Retry-After); valid tokens are not', async () => {
     const intruder = fx.admin().as('not-a-token-of-this-coordinator');
     let limited: ApiResponse<ProtocolErrorBody> | undefined;
@@ -278,6 +331,49 @@ describe('bounded work: MAX_GROUPS and the rate limit of unauthenticated request
     expect((await heartbeat(fx.member(), 'g1', { memberId: 'b', memberEpoch: 1 })).status).not.toBe(
       429,
     );
+  });
+});
+
+describe('rate limit key: the socket address unless TRUST_PROXY names the proxy', () => {
+  const redis = useRedisPrefix('edge-xff');
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    app = await createCoordinatorApp(
+      loadCoordinatorConfig({
+        REDIS_URL: redisUrl(),
+        KEY_PREFIX: redis.prefix,
+        HOST: '127.0.0.1',
+        COORDINATOR_TOKEN: TEST_TOKENS.member,
+        LOG_LEVEL: 'error',
+        AUTH_RATE_LIMIT_MAX: '3',
+        AUTH_RATE_LIMIT_WINDOW_MS: '60000',
+      }),
+    );
+    await app.init();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('a new X-Forwarded-For per request does not renew the budget when TRUST_PROXY is off', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/groups',
+        headers: { 'x-forwarded-for': `203.0.113.${i + 1}`, authorization: 'Bearer wrong' },
+      });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    // a valid token is never counted, whatever the address spent
+    const member = await app.inject({
+      method: 'GET',
+      url: '/v1/groups',
+      headers: { authorization: `Bearer ${TEST_TOKENS.member}` },
+    });
+    expect(member.statusCode).not.toBe(429);
   });
 });
 

@@ -56,6 +56,8 @@ describe('Redis ACLs: coordinator, worker and producer users', () => {
       group: 'billing',
       handle: async (message) => {
         if (message.payload.seq === 13) throw new NonRetryableError('seq 13 is poison');
+        // a retry: redelivered by the fenced XCLAIM script with the worker user
+        if (message.payload.seq === 7 && message.deliveryCount === 1) throw new Error('transient');
       },
     });
     producer = await startMemberApp({
@@ -84,6 +86,7 @@ describe('Redis ACLs: coordinator, worker and producer users', () => {
       timeout: 20_000,
       interval: 50,
     });
+    expect(worker.handled.find((h) => h.seq === 7)?.deliveryCount).toBe(2);
     const admin = connect(redis.adminUrl);
     const routing = (await api.get<StreamRouting>('/v1/streams/orders')).body;
     // Dead-lettered with the worker user (XADD to `<p>:{orders}:dlq`).
@@ -111,6 +114,45 @@ describe('Redis ACLs: coordinator, worker and producer users', () => {
     );
     expect(refused).toEqual([]);
     expect(coordinator.output()).not.toMatch(/NOPERM|no permissions/);
+  });
+
+  it('a rebalance between two workers (release, acquire, claim) runs with the worker user', async () => {
+    const second = await startMemberApp({
+      coordinatorUrl: coordinator.url,
+      redis: redis.url('rsc-worker'),
+      group: 'billing',
+      handle: async () => undefined,
+    });
+    try {
+      await vi.waitFor(
+        () => {
+          expect(second.runtime.status().held.length).toBe(2);
+          expect(worker.runtime.status().held.length).toBe(2);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      for (let seq = 100; seq < 120; seq++)
+        await producer.producer.publish('orders', `customer-${seq}`, { seq });
+      await vi.waitFor(
+        () =>
+          expect([...worker.handled, ...second.handled].filter((h) => h.seq >= 100).length).toBe(
+            20,
+          ),
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      await second.app.close();
+    }
+    // the shards come back to the first worker once the second has left
+    await vi.waitFor(() => expect(worker.runtime.status().held.length).toBe(4), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    const refused = [...worker.logs, ...second.logs].filter((l) =>
+      /NOPERM|no permissions/.test(l.message),
+    );
+    expect(refused).toEqual([]);
+    expect(second.logs.filter((l) => l.level === 'error')).toEqual([]);
   });
 
   it('the worker user is refused every control-plane write, and reading group state', async () => {
@@ -145,6 +187,17 @@ describe('Redis ACLs: coordinator, worker and producer users', () => {
         `${group}:events`,
       ),
     ).rejects.toThrow(/can't access at least one of the keys/);
+    // Replay marks of dead letters (docs/protocol.md §16.1): the coordinator's, not a worker's.
+    const replays = `${routing.deadLetterKey}:replays`;
+    await expect(client.hset(replays, '0-1', '{"state":"done"}')).rejects.toThrow(/NOPERM/);
+    await expect(client.hget(replays, '0-1')).rejects.toThrow(/NOPERM/);
+    await expect(
+      client.eval("return redis.call('HGET', KEYS[1], 'x')", 1, replays),
+    ).rejects.toThrow(/NOPERM/);
+    await expect(client.xdel(routing.deadLetterKey, '0-1')).rejects.toThrow(/NOPERM/);
+    // The incarnation marker (docs/protocol.md §13.6): a worker cannot fake a data loss.
+    await expect(client.set(`${prefix}:{@m}:incarnation`, 'x')).rejects.toThrow(/NOPERM/);
+    await expect(client.get(`${prefix}:{@m}:incarnation`)).rejects.toThrow(/NOPERM/);
     // Group state: neither written nor read.
     for (const part of ['meta', 'members', 'targets']) {
       await expect(client.hset(`${group}:${part}`, 'x', '1')).rejects.toThrow(/NOPERM/);

@@ -43,6 +43,29 @@ describe('token rules', () => {
     expect(tokenProblems({ ...none, COORDINATOR_TOKEN: ['a'.repeat(16)] })).toEqual([]);
   });
 
+  it('refuses a token given to two roles: the weaker role would get the stronger rights', () => {
+    const shared = 'one-token-for-everything-0123';
+    const problems = tokenProblems({
+      ...none,
+      COORDINATOR_TOKEN: [shared],
+      COORDINATOR_ADMIN_TOKEN: ['an-admin-token-0123456789'],
+      COORDINATOR_VIEWER_TOKEN: [shared],
+      METRICS_TOKEN: ['an-admin-token-0123456789'],
+    });
+    expect(problems.map((p) => [p.variable, p.message])).toEqual([
+      [
+        'COORDINATOR_VIEWER_TOKEN',
+        'COORDINATOR_VIEWER_TOKEN repeats a token of COORDINATOR_TOKEN: whoever holds it gets the stronger role of the two; give each role its own token',
+      ],
+      [
+        'METRICS_TOKEN',
+        'METRICS_TOKEN repeats a token of COORDINATOR_ADMIN_TOKEN: whoever holds it gets the stronger role of the two; give each role its own token',
+      ],
+    ]);
+    // the same token twice in one variable is harmless
+    expect(tokenProblems({ ...none, COORDINATOR_TOKEN: [shared, shared] })).toEqual([]);
+  });
+
   it('refuses every example token value shipped in README, docs and docker/', () => {
     const shipped = new Set<string>();
     for (const file of exampleFiles()) {

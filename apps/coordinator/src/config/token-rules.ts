@@ -34,15 +34,26 @@ export interface TokenProblem {
 }
 
 /**
- * Every configured token that is too short or a shipped placeholder, naming its variable (the
- * token itself is not echoed: it may be a real secret that is merely short).
+ * Every configured token that is too short, a shipped placeholder, or also the token of another
+ * role (the caller would get the strongest of the two: a scraper holding a member token could
+ * heartbeat), naming its variable (the token itself is not echoed: it may be a real secret).
  */
 export function tokenProblems(
   env: Readonly<Record<(typeof TOKEN_VARIABLES)[number], readonly string[]>>,
 ): TokenProblem[] {
   const problems: TokenProblem[] = [];
+  const owners = new Map<string, (typeof TOKEN_VARIABLES)[number]>();
   for (const variable of TOKEN_VARIABLES) {
     env[variable].forEach((token, index) => {
+      const owner = owners.get(token);
+      if (owner !== undefined && owner !== variable) {
+        problems.push({
+          variable,
+          message: `${variable} repeats a token of ${owner}: whoever holds it gets the stronger role of the two; give each role its own token`,
+        });
+        return;
+      }
+      owners.set(token, variable);
       const which = env[variable].length > 1 ? `${variable} (token ${index + 1})` : variable;
       if (isPlaceholder(token)) {
         problems.push({

@@ -79,6 +79,8 @@ const RETRY = { kind: 'retry' } as const;
 export class GroupCoordinator {
   private readonly cache = new Map<string, CachedGroup>();
   private readonly queue = new KeyedQueue();
+  /** The tail of the joins that may create a group (see {@link oneCreationAtATime}). */
+  private creations: Promise<unknown> = Promise.resolve();
   private readonly touches: TouchBatcher;
 
   constructor(
@@ -99,36 +101,60 @@ export class GroupCoordinator {
     req: HeartbeatRequest,
     clientHost: string | null,
   ): Promise<HeartbeatResponse | LeaveResponse> {
-    if (req.memberEpoch === 0) await this.admitGroup(groupId);
-    return this.mutate(groupId, (txn, cached) => {
-      const outcome = processHeartbeat(txn, cached.exists, req, {
-        rules: this.rules,
-        catalog: this.registry,
-        clientHost,
+    const join = (): Promise<HeartbeatResponse | LeaveResponse> =>
+      this.mutate(groupId, (txn, cached) => {
+        const outcome = processHeartbeat(txn, cached.exists, req, {
+          rules: this.rules,
+          catalog: this.registry,
+          clientHost,
+        });
+        if (outcome.kind === 'leave') return { result: outcome.response };
+        return {
+          result: outcome.response,
+          touch: outcome.memberId,
+          ...(isFullRequest(req) ? { ensureFencesOf: outcome.memberId } : {}),
+        };
       });
-      if (outcome.kind === 'leave') return { result: outcome.response };
-      return {
-        result: outcome.response,
-        touch: outcome.memberId,
-        ...(isFullRequest(req) ? { ensureFencesOf: outcome.memberId } : {}),
-      };
+    if (req.memberEpoch !== 0 || !(await this.mayCreate(groupId))) return join();
+    return this.oneCreationAtATime(async () => {
+      await this.admitGroup(groupId);
+      return join();
     });
   }
 
+  /** True when `MAX_GROUPS` is set and a join to `groupId` would create the group. */
+  private async mayCreate(groupId: string): Promise<boolean> {
+    if (this.rules.maxGroups === undefined || this.cache.get(groupId)?.exists) return false;
+    return (await this.store.version(groupId)) === 0;
+  }
+
   /**
-   * Refuses a join that would create a group beyond `MAX_GROUPS` (docs/protocol.md §2.6). The count
-   * is the index of groups, so replicas creating groups at the same moment may overshoot by as
-   * many groups as they create at once; a join to an existing group is never refused.
+   * Refuses a join that would create a group beyond `MAX_GROUPS` (docs/protocol.md §2.6). Runs in
+   * {@link oneCreationAtATime}, so the count includes every group this replica created before;
+   * replicas creating groups at the same moment may still overshoot by one group per other
+   * replica. A join to an existing group is never refused.
    */
   private async admitGroup(groupId: string): Promise<void> {
     const max = this.rules.maxGroups;
-    if (max === undefined || this.cache.get(groupId)?.exists) return;
+    if (max === undefined) return;
     const count = await this.store.groupCount();
+    // created meanwhile by another replica: a join like any other
     if (count < max || (await this.store.version(groupId)) > 0) return;
     throw new CoordinatorError(
       'MAX_GROUPS_REACHED',
       `group "${groupId}" would be group ${count + 1}; this coordinator holds at most ${max} groups (MAX_GROUPS): delete unused groups or raise MAX_GROUPS`,
     );
+  }
+
+  /**
+   * Runs the joins that may create a group one after another (the creating commit indexes the
+   * group before the next one counts): concurrent creations on one replica would otherwise all
+   * read the same count and overshoot `MAX_GROUPS` by as many as arrive at once.
+   */
+  private oneCreationAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.creations.then(work);
+    this.creations = result.catch(() => undefined);
+    return result;
   }
 
   /** `POST /v1/groups/{groupId}/leave`: same as a `-1` (or `-2` when temporary) heartbeat. */

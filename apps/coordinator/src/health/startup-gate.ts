@@ -1,5 +1,6 @@
 import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isHealthRoute } from '../http/http-edge.js';
 import type { ServingState } from './serving-state.js';
 
 /**
@@ -10,7 +11,7 @@ export function startupGate(
   serving: ServingState,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
-    if (serving.started || request.url.startsWith('/health/')) return;
+    if (serving.started || isHealthRoute(request)) return;
     const body: ProtocolErrorBody = {
       error: {
         code: 'COORDINATOR_NOT_AVAILABLE',

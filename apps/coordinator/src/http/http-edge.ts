@@ -100,7 +100,7 @@ export function hardenHttp(fastify: FastifyInstance, config: CoordinatorConfig):
       maxEventLoopDelay: config.overloadMaxEventLoopDelayMs,
       pressureHandler: (request, reply) => {
         // liveness stays up under load: a restart would only add to it
-        if (request.url.startsWith('/health/live')) return;
+        if (routeUrl(request) === '/health/live') return;
         sendError(reply, 'COORDINATOR_NOT_AVAILABLE', 'the coordinator is overloaded; retry later');
       },
     });
@@ -159,9 +159,23 @@ export function hardenHttp(fastify: FastifyInstance, config: CoordinatorConfig):
   });
 
   fastify.addHook('onSend', async (request, _reply, payload) => {
-    if (!request.url.startsWith('/health/') || callers.has(request)) return payload;
+    if (!isHealthRoute(request) || callers.has(request)) return payload;
     return publicHealthBody(payload);
   });
+}
+
+/**
+ * The pattern of the route the router matched (`/v1/groups/:groupId`), `undefined` for a 404.
+ * Decisions read this, never `request.url`: the router decodes the path (`/%68ealth/ready` is
+ * `/health/ready`), the raw URL does not.
+ */
+export function routeUrl(request: FastifyRequest): string | undefined {
+  return request.routeOptions.url;
+}
+
+/** True for a request the router gave to one of the `/health/*` routes. */
+export function isHealthRoute(request: FastifyRequest): boolean {
+  return routeUrl(request)?.startsWith('/health/') === true;
 }
 
 /** Maps an `Authorization` header to the strongest role it proves, or null. */

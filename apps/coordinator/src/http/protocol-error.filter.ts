@@ -11,8 +11,9 @@ import {
   type ProtocolErrorBody,
   type ProtocolErrorCode,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CoordinatorError } from '../core/coordinator-error.js';
+import { isHealthRoute } from './http-edge.js';
 import { StatusOverrideError } from './status-override.error.js';
 
 const STATUS_CODES: Partial<Record<number, ProtocolErrorCode>> = {
@@ -38,8 +39,8 @@ export class ProtocolErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const url = host.switchToHttp().getRequest<{ url?: string }>().url ?? '';
-    if (exception instanceof HttpException && url.startsWith('/health')) {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    if (exception instanceof HttpException && isHealthRoute(request)) {
       // Terminus's own body (status, info, error, details) for the health routes.
       void reply.status(exception.getStatus()).send(exception.getResponse());
       return;
