@@ -94,12 +94,6 @@ const DERIVED_KEYS: Readonly<Record<string, readonly string[]>> = {
   // a recorded key without the shard's gate prefix is ignored by the scripts. `key` iterates the
   // shard deletion's list: KEYS[1], KEYS[2] and such gates.
   'apps/coordinator/src/store/fence.scripts.ts': ['recorded', 'derived', 'key'],
-  // The shard meta hash `<shardKey>:meta`, read (never written) by the member's fence check and
-  // the producer's write: built from the shard key, whose hash tag comes first, so it is in the
-  // shard's slot. Left undeclared on purpose: Redis counts a declared key as written, and a
-  // member's or producer's ACL user may only read meta hashes (docs/protocol.md §13.5).
-  'libs/stream-coordinator/src/data-plane/scripts/fence-check.lua.ts': ["KEYS[1] .. ':meta'"],
-  'libs/stream-coordinator/src/producer/scripts/publish.script.ts': ["KEYS[1] .. ':meta'"],
 };
 
 interface LuaCall {

@@ -133,7 +133,9 @@ export function hardenHttp(fastify: FastifyInstance, config: CoordinatorConfig):
     let needed: ApiRole | null = access && 'role' in access ? access.role : null;
     if (needed === 'metrics' && config.metricsTokens.length === 0) needed = null;
     if (needed === null) {
-      // public (or no such route): only budgeted when the caller has no valid token
+      // Public (or no such route): budgeted when the caller has no valid token, except liveness:
+      // a flood from an address the kubelet shares must not get the coordinator restarted.
+      if (routeUrl(request) === '/health/live') return;
       if (caller === null && !(await withinBudget(request, reply))) return reply;
       return;
     }
