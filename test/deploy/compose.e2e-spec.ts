@@ -47,13 +47,19 @@ const services = compose.services;
 
 const appOf = (service: Service): AppName | undefined =>
   service.image ? appOfImage(service.image) : undefined;
-/** A service's environment as compose would set it (required tokens: a generated-looking value). */
+/**
+ * A service's environment as compose would set it (a required variable: a generated-looking value
+ * of its own, so two roles never share a token).
+ */
 const envOf = (service: Service): Record<string, string> =>
   Object.fromEntries(
-    Object.entries(service.environment ?? {}).map(([k, v]) => [
-      k,
-      /^\$\{\w+:\?/.test(String(v)) ? 'f'.repeat(64) : composeDefaults(String(v)),
-    ]),
+    Object.entries(service.environment ?? {}).map(([k, v]) => {
+      const required = /^\$\{(\w+):\?/.exec(String(v));
+      return [
+        k,
+        required ? `${required[1]?.toLowerCase()}-${'f'.repeat(48)}` : composeDefaults(String(v)),
+      ];
+    }),
   );
 
 describe('docker/compose.yml (offline)', () => {

@@ -86,9 +86,11 @@ function expandedOnly(c: Container): Set<string> {
 function plainEnv(c: Container): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of c.env ?? []) {
+    // a Secret's value: one of its own per secret key, so two roles never share a token
+    const secret = e.valueFrom?.secretKeyRef;
     const raw =
       e.value ??
-      (e.valueFrom?.secretKeyRef ? 'token-from-the-kubernetes-secret' : 'downward-api-value');
+      (secret ? `${secret.name}-${secret.key}-from-the-kubernetes-secret` : 'downward-api-value');
     out[e.name] = raw.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, name: string) =>
       name in out ? (out[name] as string) : all,
     );
