@@ -215,8 +215,16 @@ describe('POST /v1/streams/{stream}/reshard', () => {
     await backlog('g', 'eager', [0, 1, 2, 3]);
     const accepted = await reshard(api, 'g', 2, 'relaxed');
     expect(accepted.resharding).toMatchObject({ mode: 'relaxed', keyOrder: 'not-guaranteed' });
-    await m.beat();
-    await m.beat();
+    // Given on the next heartbeats without waiting for the old shards to drain; the replica may
+    // answer one heartbeat before its catalog cache has the new layout (it follows the catalog's
+    // change notification), so beat until it does, bounded.
+    await waitForNoProblems(
+      async () => {
+        await m.beat();
+        return m.shards('g').join() === '0,1,2,3,4,5' ? [] : [`holds ${m.shards('g').join()}`];
+      },
+      { timeoutMs: 10_000, message: 'the new shards given before the old ones drained' },
+    );
     expect(m.shards('g')).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });
