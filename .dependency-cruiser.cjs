@@ -42,7 +42,7 @@ const LIB_LAYERS = [
   ['runtime'],
   ['producer', 'metrics', 'health'],
   ['dead-letters'],
-  ['module', 'microservices', 'internal'],
+  ['module', 'microservices', 'internal', 'postgres'],
 ];
 
 /** One rule per folder of `layers` (under `root`): it imports its own files and lower layers. */
@@ -120,8 +120,16 @@ module.exports = {
       from: { path: '^apps/' },
       to: {
         path: LIB,
-        pathNot: `${LIB}(index|protocol/index|internal/index|microservices/index|health/index|metrics/index)\\.ts$`,
+        pathNot: `${LIB}(index|protocol/index|internal/index|microservices/index|health/index|metrics/index|postgres/index)\\.ts$`,
       },
+    },
+    {
+      name: 'postgres-is-opt-in',
+      severity: 'error',
+      comment:
+        'Only the /postgres entry point loads pg: apps without PostgreSQL never import it (docs/exactly-once.md).',
+      from: { path: `${LIB}`, pathNot: `${LIB}postgres/` },
+      to: { path: [`${LIB}postgres/`, 'node_modules/pg/', '^pg$'] },
     },
     {
       name: 'library-not-app',

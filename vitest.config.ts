@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * One Vitest run covers every suite; `npm test` (the README's test command) runs it after lint,
  * typecheck and build, because the end-to-end suites start the built apps as child processes.
  *
- * - `unit`: pure logic next to the code (`*.spec.ts` under `apps/` and `libs/`), and checks of the
+ * - `unit`: pure logic next to the code (`*.spec.ts` under `apps/`, `libs/` and `bench/`), and checks of the
  *   repository's own files (`test/workspace/*.spec.ts`: docs/protocol.md citations resolve).
  * - `e2e`: real Redis, real HTTP, real child processes (`test/**\/*.e2e-spec.ts`). Its global
  *   setup resolves the test Redis once; unit tests need none.
@@ -22,6 +22,7 @@ export default defineConfig({
             'libs/*/src/**/*.spec.ts',
             'test/workspace/*.spec.ts',
             'libs/*/cli/**/*.spec.ts',
+            'bench/**/*.spec.ts',
           ],
           testTimeout: 30_000,
           // Projects with different worker limits must run as separate groups: unit first.

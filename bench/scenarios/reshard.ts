@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
+import { createRedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import type { DescribedGroup, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import {
   CoordinatorApi,

@@ -21,6 +21,8 @@ export interface BenchChildOptions {
   readonly execArgv?: readonly string[];
   /** Name in error messages. */
   readonly name?: string;
+  /** The `node` binary to run it on (`--node=`); the runner's own when absent. */
+  readonly execPath?: string;
   /** Receives every message from the start (also those sent before `ready`). */
   readonly listener?: (message: BenchMessage) => void;
 }
@@ -81,6 +83,7 @@ export class BenchChild {
     const child = fork(script, [], {
       env: { ...process.env, ...options.env },
       execArgv: [...(options.execArgv ?? [])],
+      ...(options.execPath ? { execPath: options.execPath } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });

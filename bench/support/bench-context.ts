@@ -1,10 +1,15 @@
 import type { Redis } from 'ioredis';
-import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
+import {
+  CoordinatorClient,
+  RoutingCache,
+  StreamPublisher,
+} from '@redis-stream-coordinator/nestjs/internal';
 import {
   CoordinatorApi,
   CoordinatorProcess,
   TEST_TOKENS,
 } from '../../test/support/coordinator-process.js';
+import type { BenchNode } from './bench-nodes.js';
 import type { BenchProfile } from './bench-profile.js';
 import { connectRedis } from '../../test/support/redis-client.js';
 
@@ -21,6 +26,11 @@ export interface BenchContext {
    * NODE_OPTIONS) when the run profiles (`--cpu-prof`), else `{}`.
    */
   readonly profileEnv: (label: string) => Record<string, string>;
+  /**
+   * `--node=20,24`: the binaries the throughput and latency scenarios run their consumer and
+   * producer processes on, each in the same run, interleaved; absent: the runner's own Node.
+   */
+  readonly nodes?: readonly BenchNode[];
 }
 
 /** Routing of one stream: its shard keys in shard order. */
@@ -60,7 +70,8 @@ export class BenchCoordinator {
         ...(profileTriggered ? { BENCH_CPU_PROF_TRIGGER: '1' } : {}),
         ...env,
       },
-      readyTimeoutMs: 30_000,
+      // generous: on a loaded machine a coordinator has taken more than 30 s to start
+      readyTimeoutMs: 90_000,
     });
     return new BenchCoordinator(
       process,

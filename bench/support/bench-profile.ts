@@ -16,6 +16,9 @@ export interface BenchProfile {
    * one does, and batch 100 as long as batch 1, in read turns).
    */
   readonly warmupBatchesPerProcess: number;
+  /** Cold throughput: messages of the one drain fresh processes make, and repetitions. */
+  readonly coldMessages: number;
+  readonly coldReps: number;
   /** Prefilled messages per peer run (@moleculer/channels, BullMQ). */
   readonly peerMessages: number;
   /** Batch sizes of the throughput matrix. */
@@ -41,6 +44,8 @@ export const QUICK_PROFILE: BenchProfile = {
   throughputReps: 5,
   messages: 30_000,
   warmupBatchesPerProcess: 1000,
+  coldMessages: 300_000,
+  coldReps: 1,
   peerMessages: 20_000,
   batchSizes: [100, 10, 1],
   processCounts: [1, 4],
@@ -60,6 +65,8 @@ export const FULL_PROFILE: BenchProfile = {
   throughputReps: 9,
   messages: 100_000,
   warmupBatchesPerProcess: 4000,
+  coldMessages: 300_000,
+  coldReps: 3,
   peerMessages: 100_000,
   batchSizes: [100, 10, 1],
   processCounts: [1, 4],

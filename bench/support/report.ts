@@ -1,11 +1,14 @@
 import type { CoordinatorResult } from '../scenarios/coordinator.js';
+import type { HandlersResult } from '../scenarios/handlers.js';
 import type { LatencyResult } from '../scenarios/latency.js';
 import type { RebalanceResult } from '../scenarios/rebalance.js';
 import type { ReshardBenchResult } from '../scenarios/reshard.js';
-import type { DrainRun, ThroughputResult } from '../scenarios/throughput.js';
+import type { DrainRun, ThroughputCase, ThroughputResult } from '../scenarios/throughput.js';
 import type { BenchProfile } from './bench-profile.js';
 import type { MachineInfo } from './machine-info.js';
-import { median, ratio, round } from './stats.js';
+import { nodeComparisonSection } from './node-comparison.js';
+import { fmt, table, x } from './report-format.js';
+import { median, ratio } from './stats.js';
 
 /** Everything one run measured (also the JSON written next to the markdown). */
 export interface BenchReport {
@@ -20,27 +23,16 @@ export interface BenchReport {
   readonly rebalance?: RebalanceResult;
   readonly coordinator?: CoordinatorResult;
   readonly reshard?: ReshardBenchResult;
+  readonly handlers?: HandlersResult;
   /** Scenarios that failed, with their error. */
   readonly failures: Readonly<Record<string, string>>;
 }
 
-const fmt = (n: number, digits?: number): string => {
-  if (!Number.isFinite(n)) return 'n/a';
-  const value = digits === undefined ? round(n) : Number(n.toFixed(digits));
-  return value.toLocaleString('en-US', { maximumFractionDigits: 3 });
-};
-const x = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}×` : 'n/a');
 const mib = (kb: number): string => (Number.isFinite(kb) ? `${(kb / 1024).toFixed(0)} MiB` : 'n/a');
 const med = (runs: readonly DrainRun[], pick: (r: DrainRun) => number): number =>
   median(runs.map(pick));
 const perMsg = (runs: readonly DrainRun[], pick: (r: DrainRun) => number): number =>
   med(runs, (r) => pick(r) / r.messages);
-const table = (head: readonly string[], rows: ReadonlyArray<readonly string[]>): string =>
-  [
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
 const verdict = (ok: boolean | undefined): string =>
   ok === undefined ? 'n/a' : ok ? 'met' : '**missed**';
 
@@ -67,16 +59,24 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
       .join(', ')}.`,
   );
   out.push('');
+  const nodes = r.throughput?.nodes ?? r.latency?.nodes;
+  if (nodes) {
+    out.push(
+      `**Node releases (\`--node=${nodes.map((n) => n.major).join(',')}\`):** the consumer processes (members, raw loops) and the latency producer ran on ${nodes.map((n) => n.version).join(' and ')}, interleaved in the same run; the runner, the coordinators and the peers on ${m.versions.node ?? "the runner's Node"}.`,
+    );
+    out.push('');
+  }
   const p = r.profile;
   // (reports written before the warm-up was per process have no such field)
   const warmup = (p as Partial<BenchProfile>).warmupBatchesPerProcess;
   const pairs = (p as Partial<BenchProfile>).throughputReps ?? p.reps;
+  const cold = (p as Partial<BenchProfile>).coldMessages;
   out.push(
-    `**Parameters:** ${p.reps} repetitions; throughput: ${pairs} back-to-back pairs (ours, raw loop) per case, ${p.messages.toLocaleString('en-US')} prefilled ~100-byte messages (peers: ${p.peerMessages.toLocaleString('en-US')}), 8 shards, ` +
+    `**Parameters:** ${p.reps} repetitions; throughput: ${pairs} back-to-back ${cold === undefined ? 'pairs (ours, raw loop)' : 'rounds (ours and each raw loop, in a rotating order)'} per warm case, ${cold === undefined ? '' : `${p.coldReps} per cold case (fresh processes, ${cold.toLocaleString('en-US')} messages), `}${p.messages.toLocaleString('en-US')} prefilled ~100-byte messages (peers: ${p.peerMessages.toLocaleString('en-US')}), 8 shards, ` +
       (warmup === undefined
         ? ''
         : `unmeasured warm-up drains until each consumer process has read ${warmup.toLocaleString('en-US')} batches, `) +
-      `batch sizes ${p.batchSizes.join('/')}, ${p.processCounts.join(' and ')} consumer processes, no-op handlers; latency: ${p.latencyRates.join(' and ')} msg/s for ${p.latencySeconds} s per run; ` +
+      `batch sizes ${p.batchSizes.join('/')}, ${p.processCounts.join(' and ')} consumer processes, ${cold === undefined ? 'no-op handlers' : 'handlers that decode the payload and check per-shard order'}; latency: ${p.latencyRates.join(' and ')} msg/s for ${p.latencySeconds} s per run; ` +
       `rebalance: heartbeat interval 3 s, session timeout ${p.sessionTimeoutMs} ms, ${p.rebalanceReps} join/leave and ${p.crashReps} crash rounds; coordinator: ${p.memberCounts.join(' / ')} members over 10 groups, ${p.loadSeconds} s per load phase.`,
   );
   out.push('');
@@ -92,6 +92,8 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
   out.push(...targets(r));
   if (r.throughput) out.push(...throughputSection(r.throughput));
   if (r.latency) out.push(...latencySection(r.latency));
+  out.push(...nodeComparisonSection(r.throughput, r.latency));
+  if (r.handlers) out.push(...handlersSection(r.handlers));
   if (r.rebalance) out.push(...rebalanceSection(r.rebalance));
   if (r.coordinator) out.push(...coordinatorSection(r.coordinator));
   out.push(...costSection(r));
@@ -105,22 +107,59 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
 function b100(
   t: ThroughputResult | undefined,
   processes: number,
+  regime: 'warm' | 'cold' = 'warm',
 ): ThroughputResult['cases'][number] | undefined {
-  return t?.cases.find((c) => c.batchSize === 100 && c.processes === processes);
+  return t?.cases.find(
+    (c) => c.batchSize === 100 && c.processes === processes && (c.regime ?? 'warm') === regime,
+  );
+}
+
+/** Ours / the fastest raw loop of a case, of a per-message cost: median over the runs. */
+function costRatio(c: ThroughputCase, of: (r: DrainRun) => number): number {
+  return ratio(med(c.ours, of), med(c.raw, of));
+}
+
+function redisCpuPerMsg(r: DrainRun): number {
+  return r.redis.cpuUs / r.messages;
+}
+
+function cpuPerMsg(r: DrainRun): number {
+  return r.consumerCpuUsPerMessage;
 }
 
 function targets(r: BenchReport): string[] {
   const rows: string[][] = [];
   const t = r.throughput;
-  for (const n of [1, 4]) {
-    const c = b100(t, n);
-    if (c)
-      rows.push([
-        `Throughput at batch 100, ${n} process${n > 1 ? 'es' : ''}: ours / raw loop`,
-        x(c.ratio),
-        '≥ 0.9×',
-        verdict(c.ratio >= 0.9),
-      ]);
+  // a run made before the raw baseline set (issue #16) is judged against what it measured
+  const legacy = t !== undefined && t.rawClients === undefined;
+  const vs = (c: ThroughputCase): string =>
+    legacy
+      ? 'raw loop (old baseline: ioredis 6, no payload decoding)'
+      : `fastest raw loop (${c.fastest ?? 'ioredis6'})`;
+  const judge = (ok: boolean): string => (legacy ? `${verdict(ok)} (old baseline)` : verdict(ok));
+  for (const regime of ['cold', 'warm'] as const) {
+    for (const n of [1, 4]) {
+      const c = b100(t, n, regime);
+      if (!c) continue;
+      const what = `batch 100, ${n} process${n > 1 ? 'es' : ''}, ${regime}`;
+      const cpu = costRatio(c, cpuPerMsg);
+      const redisCpu = costRatio(c, redisCpuPerMsg);
+      rows.push(
+        [`Throughput, ${what}: ours / ${vs(c)}`, x(c.ratio), '≥ 0.9×', judge(c.ratio >= 0.9)],
+        [
+          `Consumer CPU per message, ${what}: ours / ${vs(c)}`,
+          `${x(cpu)} (${fmt(med(c.ours, cpuPerMsg))} vs ${fmt(med(c.raw, cpuPerMsg))} µs)`,
+          '≤ 1.15×',
+          judge(cpu <= 1.15),
+        ],
+        [
+          `Redis CPU per message, ${what}: ours / ${vs(c)}`,
+          `${x(redisCpu)} (${fmt(med(c.ours, redisCpuPerMsg))} vs ${fmt(med(c.raw, redisCpuPerMsg))} µs)`,
+          '≤ 1.3×',
+          judge(redisCpu <= 1.3),
+        ],
+      );
+    }
   }
   const ours1 = b100(t, 1)?.oursMedian ?? Number.NaN;
   for (const peer of t?.peers ?? []) {
@@ -132,14 +171,14 @@ function targets(r: BenchReport): string[] {
       verdict(Number.isFinite(q) ? q >= 10 : undefined),
     ]);
   }
-  const l1 = r.latency?.cases.find((c) => c.rate === 1000);
-  if (l1)
+  for (const l of r.latency?.cases ?? []) {
     rows.push([
-      'Latency p99 at 1,000 msg/s: ours / raw loop',
-      `${x(l1.p99Ratio)} (${fmt(l1.oursP99)} vs ${fmt(l1.rawP99)} ms)`,
-      '≤ 3×',
-      verdict(l1.p99Ratio <= 3),
+      `Latency p99 at ${l.rate.toLocaleString('en-US')} msg/s: ours / raw loop (${r.latency?.rawClient ?? 'ioredis6'})`,
+      `${x(l.p99Ratio)} (${fmt(l.oursP99)} vs ${fmt(l.rawP99)} ms)`,
+      '≤ 1.5×',
+      verdict(l.p99Ratio <= 1.5),
     ]);
+  }
   const rb = r.rebalance;
   if (rb) {
     rows.push([
@@ -207,17 +246,86 @@ function targets(r: BenchReport): string[] {
   return ['## Targets', '', table(['what', 'measured', 'target', ''], rows), ''];
 }
 
+/**
+ * The throughput table: per regime, layout and batch size, ours against the fastest raw loop,
+ * ours against each raw client, and the per-message costs side by side (pasted as is into the
+ * README's Performance section and issue threads; `npm run bench` prints it at the end).
+ */
+export function throughputTable(t: ThroughputResult): string {
+  const clients = t.rawClients ?? ['ioredis6'];
+  const variants = [...new Set(t.cases.flatMap((c) => (c.variants ?? []).map((v) => v.name)))];
+  const byNode = t.nodes !== undefined;
+  const rows = t.cases.map((c) => {
+    const order = c.ours.reduce((n, r) => n + (r.outOfOrder ?? 0), 0);
+    const rawOrder = (c.baselines ?? []).reduce(
+      (n, b) => n + b.runs.reduce((m, r) => m + (r.outOfOrder ?? 0), 0),
+      0,
+    );
+    return [
+      ...(byNode ? [c.node ? `${c.node.major} (${c.node.version})` : ''] : []),
+      c.regime ?? 'warm',
+      String(c.processes),
+      String(c.batchSize),
+      fmt(c.oursMedian),
+      `${c.fastest ?? 'ioredis6'} ${fmt(c.rawMedian)}`,
+      `**${x(c.ratio)}**`,
+      ...variants.map((name) => {
+        const v = c.variants?.find((y) => y.name === name);
+        return v
+          ? `${x(v.ratio)} (${fmt(v.median)}; ${fmt(med(v.runs, cpuPerMsg))} µs CPU/msg)`
+          : '';
+      }),
+      ...clients.map((name) => {
+        const b = c.baselines?.find((y) => y.client === name);
+        return b ? `${x(b.ratio)} (${fmt(b.median)})` : '';
+      }),
+      `${fmt(med(c.ours, cpuPerMsg))} / ${fmt(med(c.raw, cpuPerMsg))} (${x(costRatio(c, cpuPerMsg))})`,
+      `${fmt(med(c.ours, redisCpuPerMsg))} / ${fmt(med(c.raw, redisCpuPerMsg))} (${x(costRatio(c, redisCpuPerMsg))})`,
+      `${order} / ${rawOrder}`,
+    ];
+  });
+  return table(
+    [
+      ...(byNode ? ['Node'] : []),
+      'regime',
+      'processes',
+      'batch',
+      'ours msg/s',
+      'fastest raw loop, msg/s',
+      'ours / fastest',
+      ...variants.map((name) => `${name} / fastest (its msg/s; CPU)`),
+      ...clients.map((name) => `ours / ${name} (its msg/s)`),
+      'consumer CPU µs/msg, ours / fastest (ratio)',
+      'Redis CPU µs/msg, ours / fastest (ratio)',
+      'out of order, ours / raw',
+    ],
+    rows,
+  );
+}
+
+/** How a run made before the raw baseline set (issue #16) measured: said as it was. */
+const LEGACY_METHOD =
+  'Prefilled messages over 8 shards, drained after unmeasured warm-up drains (this run predates the cold regime and the raw baseline set). Ours: member processes with a no-op handler that did not read the payload. Raw: one ioredis 6 connection per shard over RESP2, `XREADGROUP COUNT n BLOCK` then one `XACK` per batch, no decoding, no fencing. ';
+
+function method(t: ThroughputResult): string {
+  return (
+    `Prefilled messages over ${t.shards} shards (written with the library's routed publisher), then drained: the consumers wait at a gate until every shard loop holds its first batch, and the clock runs from the release to the last handler call (every entry acked afterwards, checked with XINFO). Two regimes. **Cold**: fresh processes on each side (a new group), and the first drain they make, of ${t.cases.find((c) => c.regime === 'cold')?.ours[0]?.messages.toLocaleString('en-US') ?? "the profile's cold"} messages, no warm-up: what a user sees in the first seconds after a start. **Warm**: each case starts with unmeasured drains, rotating between the sides, until every consumer process has read the profile's warm-up batches (see Parameters), so every side runs optimised code (V8 optimises the per-batch functions only after a few thousand read turns); then repetitions in a rotating order. ` +
+    'Ours: member processes of a Nest app (`bench/workers/member-app.ts`) with one `@StreamShardHandler` that reads `message.payload` (JSON) and checks the per-shard order of its sequence number, library defaults (metrics on, fenced acks, gated reads). ' +
+    `Raw loops: one connection per shard, \`XREADGROUP COUNT n BLOCK\`, the same handler work per entry (\`JSON.parse\` of the payload field, the order check), then one \`XACK\` per batch; no fencing, no ownership (\`bench/workers/raw-consumer.ts\`), on each client: ${clients(t)}. The ratios are ours / the fastest raw loop of the case (the highest median), and ours / each client (median of the per-repetition ratios). `
+  );
+}
+
+function clients(t: ThroughputResult): string {
+  const what: Record<string, string> = {
+    ioredis5: 'ioredis 5 (RESP2)',
+    ioredis6: "ioredis 6 with `protocol: 2` (RESP2, as the library's readers)",
+    'ioredis6-resp3': 'ioredis 6 with its defaults (RESP3)',
+    'node-redis': 'node-redis (`redis`, RESP2, `sendCommand`)',
+  };
+  return (t.rawClients ?? ['ioredis6']).map((c) => `\`${c}\` = ${what[c] ?? c}`).join(', ');
+}
+
 function throughputSection(t: ThroughputResult): string[] {
-  const rows = t.cases.map((c) => [
-    String(c.processes),
-    String(c.batchSize),
-    fmt(c.oursMedian),
-    fmt(c.rawMedian),
-    x(c.ratio),
-    `${fmt(med(c.ours, (r) => r.consumerCpuUsPerMessage))} / ${fmt(med(c.raw, (r) => r.consumerCpuUsPerMessage))}`,
-    `${fmt(perMsg(c.ours, (r) => r.redis.commands))} / ${fmt(perMsg(c.raw, (r) => r.redis.commands))}`,
-    `${fmt(perMsg(c.ours, (r) => r.redis.cpuUs))} / ${fmt(perMsg(c.raw, (r) => r.redis.cpuUs))}`,
-  ]);
   const ours1 = b100(t, 1);
   const peers = t.peers.map((peer) => [
     peer.name,
@@ -231,24 +339,10 @@ function throughputSection(t: ThroughputResult): string[] {
   return [
     '## Data-plane throughput',
     '',
-    `Prefilled messages over ${t.shards} shards (written with the library's routed publisher), then drained: the consumers wait at a gate until every shard loop holds its first batch, and the clock runs from the release to the last handler call (every entry acked afterwards, checked with XINFO). Each case starts with unmeasured drains, alternating between the sides, until every consumer process has read the profile's warm-up batches (see Parameters), so both sides run optimised code: V8 optimises the per-batch functions only after a few thousand read turns. ` +
-      'Ours: member processes of a Nest app (`bench/workers/member-app.ts`) with one no-op `@StreamShardHandler`, library defaults (metrics on, fenced acks, gated reads). ' +
-      'Raw: one ioredis connection per shard, `XREADGROUP COUNT n BLOCK` then one `XACK` per batch, no decoding, no fencing (`bench/workers/raw-consumer.ts`). Both speak RESP2 to Redis (`protocol: 2`; ioredis 6 defaults to RESP3, which costs either side ≈ 1.3 µs more per message at batch 100). ' +
+    (t.rawClients === undefined ? LEGACY_METHOD : method(t)) +
       "CPU is the consumer processes' own (user + system, all processes summed) per message: it is what the machine's load cannot distort.",
     '',
-    table(
-      [
-        'processes',
-        'batch',
-        'ours msg/s',
-        'raw msg/s',
-        'ours / raw',
-        'consumer CPU µs/msg (ours / raw)',
-        'Redis commands/msg (ours / raw)',
-        'Redis CPU µs/msg (ours / raw)',
-      ],
-      rows,
-    ),
+    throughputTable(t),
     '',
     'Peers on the same message count, one consumer process each (their own producers prefill; the clock runs from the first to the last handler call):',
     '',
@@ -268,8 +362,62 @@ function throughputSection(t: ThroughputResult): string[] {
   ];
 }
 
+function handlersSection(h: HandlersResult): string[] {
+  // the 10 ms per-message handler on shard ordering is what the key-ordered rows are measured by
+  const shardOrdered = h.cases.find(
+    (c) => c.shape.work === 'sleep' && c.shape.mode === 'message' && !c.shape.handlerOptions,
+  );
+  return [
+    '## Handler shapes (ordering and batch handlers)',
+    '',
+    `One member process holding ${h.shards} shards drains a prefill spread over ${fmt(h.keys)} keys; messages/s from the start signal to the last handler call, and the member's CPU time per message (medians). The 10 ms handler awaits 10 ms per call: per message for a per-message handler, once per batch (a bulk write) for a batch handler. "× shard" compares a 10 ms row with the same handler on \`ordering: 'shard'\` (issue 19's target: ≥ 30× for \`ordering: 'key'\` at maxConcurrency 64). Noisy: this machine is shared, so compare rows of one run rather than runs.`,
+    '',
+    table(
+      [
+        'handler',
+        'messages/s',
+        '× shard',
+        'CPU µs/message',
+        'handler calls (last run)',
+        'per-key order violations (all runs)',
+      ],
+      h.cases.map((c) => [
+        c.shape.name,
+        fmt(c.perSecond),
+        c.shape.work === 'sleep' && shardOrdered !== undefined
+          ? x(ratio(c.perSecond, shardOrdered.perSecond))
+          : '',
+        fmt(c.cpuUsPerMessage, 1),
+        fmt(c.runs.at(-1)?.calls ?? Number.NaN),
+        fmt(c.runs.reduce((sum, r) => sum + r.orderViolations, 0)),
+      ]),
+    ),
+    '',
+    ...exactlyOnceLines(h),
+  ];
+}
+
+/** Issue 20's ratio (exactly-once / plain INSERT) and every failed case with its reason. */
+function exactlyOnceLines(h: HandlersResult): string[] {
+  const out: string[] = [];
+  const ok = h.cases.filter((c) => c.failure === undefined);
+  const plain = ok.find((c) => c.shape.work === 'pg-insert');
+  const exactlyOnce = ok.find((c) => c.shape.work === 'pg-exactly-once');
+  if (plain && exactlyOnce)
+    out.push(
+      `Exactly-once / plain INSERT: ${x(ratio(exactlyOnce.perSecond, plain.perSecond))} the messages/s, ${x(ratio(exactlyOnce.cpuUsPerMessage, plain.cpuUsPerMessage))} the member's CPU per message (each effect table checked: exactly one row per message).`,
+      '',
+    );
+  for (const c of h.cases.filter((c) => c.failure !== undefined))
+    out.push(`- **FAILED** ${c.shape.name}: ${c.failure}`);
+  if (out.at(-1)?.startsWith('- ')) out.push('');
+  return out;
+}
+
 function latencySection(l: LatencyResult): string[] {
+  const byNode = l.nodes !== undefined;
   const rows = l.cases.map((c) => [
+    ...(byNode ? [c.node ? `${c.node.major} (${c.node.version})` : ''] : []),
     fmt(c.rate),
     `${fmt(c.oursP50)} / ${fmt(c.oursP99)}`,
     `${fmt(c.rawP50)} / ${fmt(c.rawP99)}`,
@@ -279,10 +427,17 @@ function latencySection(l: LatencyResult): string[] {
   return [
     '## Latency',
     '',
-    `A paced producer process publishes single messages (the library's publisher) whose payload carries the publish time; the consumer records publish → handler start. One member process (batch 100, ${l.shards} shards) against one raw-loop process (COUNT 100), ${l.seconds} s per run after a 0.5 s warm-up, runs alternating.`,
+    `A paced producer process publishes single messages (the library's publisher) whose payload carries the publish time; the consumer records publish → handler start. One member process (batch 100, ${l.shards} shards) against one raw-loop process (COUNT 100, \`${l.rawClient ?? 'ioredis6'}\`: the fastest raw loop of the throughput scenario, warm, batch 100, one process; both decode the payload), ${l.seconds} s per run after a 0.5 s warm-up, runs alternating.`,
     '',
     table(
-      ['msg/s', 'ours p50 / p99 (ms)', 'raw p50 / p99 (ms)', 'p50 ours / raw', 'p99 ours / raw'],
+      [
+        ...(byNode ? ['Node'] : []),
+        'msg/s',
+        'ours p50 / p99 (ms)',
+        'raw p50 / p99 (ms)',
+        'p50 ours / raw',
+        'p99 ours / raw',
+      ],
       rows,
     ),
     '',

@@ -56,7 +56,7 @@ ipc.onCommand(async (command) => {
       if (completed === count) finish();
     });
     await finished;
-    const rssKb = Math.round(process.memoryUsage().rss / 1024);
+    const rssKb = Math.round(process.memoryUsage.rss() / 1024);
     const cpu = cpuUs() - cpuStart;
     await worker.close();
     ipc.send({ type: 'done', handled: completed, firstAt, lastAt, startAt, rssKb, cpuUs: cpu });

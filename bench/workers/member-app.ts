@@ -2,12 +2,11 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
-  MemberRuntime,
-  MemberRuntimeEvents,
   StreamCoordinatorModule,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime, MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import { cpuUs, preciseNow } from '../support/stats.js';
 import { env, intEnv, ipc } from './worker-ipc.js';
 
@@ -33,6 +32,10 @@ class BenchHandler {
   waiting = 0;
   latencies: number[] = [];
   recordLatency = false;
+  /** Entries whose sequence number `n` was not above the previous one of the same shard. */
+  outOfOrder = 0;
+  /** The last sequence number per shard (reset on `arm`: every prefill starts at 0). */
+  private readonly lastN: number[] = [];
   timeline: Array<[number, number, number]> = [];
   private gate: Promise<void> | null = null;
   private open: (() => void) | null = null;
@@ -43,27 +46,33 @@ class BenchHandler {
   }
 
   @StreamShardHandler(STREAM)
-  handle(message: StreamShardMessage<{ t?: number }>): Promise<void> | undefined {
+  handle(message: StreamShardMessage<{ n?: number; t?: number }>): Promise<void> | undefined {
     if (this.gate !== null) return this.waitGate(message);
     this.count(message);
     return undefined;
   }
 
-  private async waitGate(message: StreamShardMessage<{ t?: number }>): Promise<void> {
+  private async waitGate(message: StreamShardMessage<{ n?: number; t?: number }>): Promise<void> {
     this.waiting++;
     await this.gate;
     this.waiting--;
     this.count(message);
   }
 
-  private count(message: StreamShardMessage<{ t?: number }>): void {
+  private count(message: StreamShardMessage<{ n?: number; t?: number }>): void {
     const now = preciseNow();
     if (this.handled === 0) this.firstAt = now;
     this.handled++;
     this.lastAt = now;
-    // like the raw loop, the payload is read only to measure latency (a no-op handler otherwise)
+    // what the raw loop does too: decode the payload, check the shard's order
+    const payload = message.payload;
+    const n = payload?.n;
+    if (typeof n === 'number') {
+      if (n <= (this.lastN[message.shard] ?? -1)) this.outOfOrder++;
+      this.lastN[message.shard] = n;
+    }
     if (!this.recordLatency && !TIMELINE) return;
-    const t = message.payload?.t;
+    const t = payload?.t;
     if (this.recordLatency && typeof t === 'number') this.latencies.push(now - t);
     if (TIMELINE) this.timeline.push([message.shard, now, typeof t === 'number' ? t : 0]);
   }
@@ -72,7 +81,12 @@ class BenchHandler {
     this.handled = 0;
     this.firstAt = 0;
     this.lastAt = 0;
+    this.lastN.length = 0;
     if (this.gate === null) this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+
+  resetOrder(): void {
+    this.lastN.length = 0;
   }
 
   go(): void {
@@ -129,16 +143,18 @@ async function main(): Promise<void> {
           firstAt: handler.firstAt,
           lastAt: handler.lastAt,
           waiting: handler.waiting,
+          outOfOrder: handler.outOfOrder,
           memberId: s.memberId,
           phase: s.phase,
           held: s.held.map((h) => h.shard).sort((a, b) => a - b),
-          rssKb: Math.round(process.memoryUsage().rss / 1024),
+          rssKb: Math.round(process.memoryUsage.rss() / 1024),
           cpuUs: cpuUs(),
         });
         break;
       }
       case 'latency-reset':
         handler.latencies = [];
+        handler.resetOrder();
         handler.recordLatency = true;
         ipc.send({ type: 'latency-reset' });
         break;

@@ -77,7 +77,7 @@ ipc.onCommand(async (command) => {
     await finished;
     // the last handler resolved; give its XACK the same chance as the others
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const rssKb = Math.round(process.memoryUsage().rss / 1024);
+    const rssKb = Math.round(process.memoryUsage.rss() / 1024);
     const cpu = cpuUs() - cpuStart;
     await broker.stop();
     ipc.send({ type: 'done', handled, firstAt, lastAt, startAt, rssKb, cpuUs: cpu });

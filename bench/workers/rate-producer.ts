@@ -1,4 +1,8 @@
-import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
+import {
+  CoordinatorClient,
+  RoutingCache,
+  StreamPublisher,
+} from '@redis-stream-coordinator/nestjs/internal';
 import { preciseNow, sleep } from '../support/stats.js';
 import { benchPayload } from './payload.js';
 import { env, ipc } from './worker-ipc.js';

@@ -1,55 +1,41 @@
 import { cpuUs, preciseNow } from '../support/stats.js';
+import { connectRaw, RAW_CLIENTS, type RawClientName } from './raw-clients.js';
 import { env, intEnv, ipc } from './worker-ipc.js';
-import { connectRedis } from '../../test/support/redis-client.js';
 
 /**
- * The baseline: a hand-written ioredis consumer, one dedicated connection and one loop per shard
- * key: `XREADGROUP GROUP g c COUNT n BLOCK 1000 STREAMS key >`, a no-op "handler" per entry, then
- * one `XACK` for the batch, over RESP2 (as the library's readers). No fencing, no ownership, no
- * retries. Same IPC commands as the member app (`arm`, `go`, `status`, `latency-reset`,
- * `latency-report`); for latency it parses the JSON
- * payload the library's publisher wrote (field `payload`) to read `t`.
- * Environment: REDIS_URL, SHARD_KEYS (comma-separated), GROUP, BATCH_SIZE.
+ * The baseline: a hand-written consumer, one dedicated connection and one loop per shard key:
+ * `XREADGROUP GROUP g c COUNT n BLOCK 1000 STREAMS key >`, then per entry what the bench member's
+ * handler does (decode the JSON payload, check the per-shard order of its sequence number `n`,
+ * count), then one `XACK` for the batch. No fencing, no ownership, no retries. The client is
+ * `RAW_CLIENT` (see `raw-clients.ts`; default `ioredis6`). Same IPC commands as the member app
+ * (`arm`, `go`, `status`, `latency-reset`, `latency-report`).
+ * Environment: REDIS_URL, SHARD_KEYS (comma-separated), GROUP, BATCH_SIZE, RAW_CLIENT.
  */
 const keys = env('SHARD_KEYS').split(',');
 const group = env('GROUP');
 const count = intEnv('BATCH_SIZE', 100);
+const client = (process.env.RAW_CLIENT ?? 'ioredis6') as RawClientName;
+if (!RAW_CLIENTS.includes(client)) throw new Error(`raw-consumer: unknown RAW_CLIENT ${client}`);
 const consumer = `raw-${process.pid}`;
 
 let handled = 0;
 let firstAt = 0;
 let lastAt = 0;
 let waiting = 0;
+let outOfOrder = 0;
 let recordLatency = false;
 let latencies: number[] = [];
 let gate: Promise<void> | null = null;
 let open: (() => void) | null = null;
-
-type Reply = Array<[string, Array<[string, string[]]>]> | null;
+/** The last sequence number seen per shard key (reset on `arm`: every prefill starts at 0). */
+const lastN = new Map<string, number>();
 
 async function loop(key: string, onReady: () => void): Promise<void> {
-  // RESP2, like the library's reader connections: ioredis 6 defaults to RESP3, whose replies it
-  // decodes much more slowly; the baseline gets the faster protocol too
-  const c = connectRedis(env('REDIS_URL'), { maxRetriesPerRequest: null, protocol: 2 });
-  await c.xgroup('CREATE', key, group, '0', 'MKSTREAM').catch((error: unknown) => {
-    if (!String(error).includes('BUSYGROUP')) throw error;
-  });
+  const c = await connectRaw(client, env('REDIS_URL'));
+  await c.createGroup(key, group);
   onReady();
   for (;;) {
-    const reply = (await c.xreadgroup(
-      'GROUP',
-      group,
-      consumer,
-      'COUNT',
-      count,
-      'BLOCK',
-      1000,
-      'STREAMS',
-      key,
-      '>',
-    )) as Reply;
-    if (reply === null) continue;
-    const entries = reply[0]?.[1] ?? [];
+    const entries = await c.read(key, group, consumer, count, 1000);
     if (entries.length === 0) continue;
     if (gate !== null) {
       waiting++;
@@ -57,22 +43,35 @@ async function loop(key: string, onReady: () => void): Promise<void> {
       waiting--;
     }
     const ids: string[] = [];
+    let last = lastN.get(key) ?? -1;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as [string, string[]];
-      // the no-op handler
+      const fields = entry[1];
+      // the handler: decode the payload, check the shard's order, count
+      let at = -1;
+      for (let f = 0; f < fields.length; f += 2) {
+        if (fields[f] === 'payload') {
+          at = f + 1;
+          break;
+        }
+      }
+      const payload = JSON.parse(at >= 0 ? (fields[at] as string) : '{}') as {
+        n?: number;
+        t?: number;
+      };
       const now = preciseNow();
       if (handled === 0) firstAt = now;
       handled++;
       lastAt = now;
-      if (recordLatency) {
-        const fields = entry[1];
-        const at = fields.indexOf('payload');
-        const payload = at >= 0 ? (JSON.parse(fields[at + 1] as string) as { t?: number }) : {};
-        if (typeof payload.t === 'number') latencies.push(now - payload.t);
+      if (typeof payload.n === 'number') {
+        if (payload.n <= last) outOfOrder++;
+        last = payload.n;
       }
+      if (recordLatency && typeof payload.t === 'number') latencies.push(now - payload.t);
       ids.push(entry[0]);
     }
-    await c.xack(key, group, ...ids);
+    lastN.set(key, last);
+    await c.ack(key, group, ids);
   }
 }
 
@@ -82,6 +81,7 @@ ipc.onCommand((command) => {
       handled = 0;
       firstAt = 0;
       lastAt = 0;
+      lastN.clear();
       if (gate === null) gate = new Promise((resolve) => (open = resolve));
       ipc.send({ type: 'armed' });
       break;
@@ -98,13 +98,15 @@ ipc.onCommand((command) => {
         firstAt,
         lastAt,
         waiting,
+        outOfOrder,
         held: keys.length,
-        rssKb: Math.round(process.memoryUsage().rss / 1024),
+        rssKb: Math.round(process.memoryUsage.rss() / 1024),
         cpuUs: cpuUs(),
       });
       break;
     case 'latency-reset':
       latencies = [];
+      lastN.clear();
       recordLatency = true;
       ipc.send({ type: 'latency-reset' });
       break;

@@ -3,7 +3,7 @@ import {
   RoutingCache,
   StreamPublisher,
   type RedisConnection,
-} from '@redis-stream-coordinator/nestjs';
+} from '@redis-stream-coordinator/nestjs/internal';
 
 /**
  * A steady keyed producer for the demo: `rate` messages per second over `keys` keys, each

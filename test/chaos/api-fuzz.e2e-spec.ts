@@ -15,7 +15,7 @@ import {
   invalidRequestArb,
 } from './harness/api-fuzz.arbitraries.js';
 import { loadChaosConfig } from './harness/chaos-config.js';
-import { type RawResponse, sendRaw } from './harness/raw-http.js';
+import { NoResponseError, type RawResponse, sendRaw } from './harness/raw-http.js';
 
 const config = loadChaosConfig();
 
@@ -162,12 +162,23 @@ describe(`coordinator HTTP API fuzzing (seed ${config.seed}, ${RUNS} requests pe
     const seen = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(invalidRequestArb(), async (fz) => {
-        const res = await sendRaw(coordinator.port, fz.request);
-        const what = describeResponse(fz, res);
-        seen.set(String(res.status), (seen.get(String(res.status)) ?? 0) + 1);
-        expect(res.status, what).toBeGreaterThanOrEqual(400);
-        expect(res.status, what).toBeLessThan(500);
-        if (fz.expectJsonError) {
+        // A body over 1 MiB is refused on its Content-Length, and the server closes after its
+        // 413 (RFC 9110 section 15.5.14): the reset can reach a client still writing before the
+        // response, which is a refusal too (seen on Node 22). The state check below still runs.
+        const oversized = fz.label.includes('body over 1 MiB');
+        const res = await sendRaw(coordinator.port, fz.request).catch((error: unknown) => {
+          if (oversized && error instanceof NoResponseError) return undefined;
+          throw error;
+        });
+        const what =
+          res === undefined ? `${fz.label}: connection closed` : describeResponse(fz, res);
+        if (res === undefined) seen.set('closed', (seen.get('closed') ?? 0) + 1);
+        else {
+          seen.set(String(res.status), (seen.get(String(res.status)) ?? 0) + 1);
+          expect(res.status, what).toBeGreaterThanOrEqual(400);
+          expect(res.status, what).toBeLessThan(500);
+        }
+        if (res !== undefined && fz.expectJsonError) {
           const error = (res.json as ProtocolErrorBody | undefined)?.error;
           expect(typeof error?.code, what).toBe('string');
           expect(error?.message.length ?? 0, what).toBeGreaterThan(0);

@@ -195,7 +195,8 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
         env: {
           STREAM: 'orders',
           KEY_COUNT: '48',
-          RATE: '400',
+          // 5000 at 250/s: about 16 s of traffic left when w3 joins, for a start under load
+          RATE: '250',
           MAX_MESSAGES: '5000',
           BATCH_SIZE: '50',
         },
@@ -209,6 +210,17 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
         retryErrors: true,
       });
       await startWorker('w3'); // a join under traffic: shards move from w1/w2 to w3
+      // The join must happen under traffic: wait for w3's first handled message while the
+      // producer still runs (on a loaded machine w3's start alone can outlast the traffic).
+      await waitFor(
+        async () =>
+          readHandled([join(dir.path, 'w3.jsonl')]).length > 0 || (await running.status()).done,
+        { timeoutMs: 30_000, message: 'w3 to handle a message', retryErrors: true },
+      );
+      expect(
+        readHandled([join(dir.path, 'w3.jsonl')]).length,
+        'w3 joined after the producer finished: the join was not under traffic',
+      ).toBeGreaterThan(0);
 
       await waitFor(publishedAtLeast(2500), {
         timeoutMs: 20_000,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeySpace } from '@redis-stream-coordinator/nestjs';
+import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { CoordinatorApi, CoordinatorProcess } from '../support/coordinator-process.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 import { uniquePrefix, createTestRedis } from '../support/redis.js';

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import {
+  createRedisConnection,
+  type RedisConnection,
+} from '@redis-stream-coordinator/nestjs/internal';
 import { runKeyLayoutMigrationScenario } from '../support/key-layout-migration-scenario.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster.js';
 

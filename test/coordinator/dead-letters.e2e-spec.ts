@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { CompiledRouting, deadLetterFields } from '@redis-stream-coordinator/nestjs';
+import { CompiledRouting, deadLetterFields } from '@redis-stream-coordinator/nestjs/internal';
 import type {
   DeadLetterEntry,
   DeadLetterListResponse,

@@ -1,6 +1,10 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoordinatorClient, RoutingCache, StreamPublisher } from '@redis-stream-coordinator/nestjs';
+import {
+  CoordinatorClient,
+  RoutingCache,
+  StreamPublisher,
+} from '@redis-stream-coordinator/nestjs/internal';
 import {
   KeySpace,
   type ProtocolErrorBody,

@@ -59,7 +59,8 @@ describe('restoring a stream Redis lost', () => {
     expect(restored.nextShardId).toBe(6);
     expect(restored.resharding).toBeNull();
     for (const id of [2, 3, 4, 5]) {
-      expect(await raw.hget(shardMetaKey(keys.shardKey('orders', id)), 'state')).toBe('open');
+      const meta = shardMetaKey(keys.shardKey('orders', id));
+      expect(await raw.hmget(meta, 'state', 'origin')).toEqual(['open', 'restored']);
     }
     for (const id of [0, 1]) {
       expect(await raw.hget(shardMetaKey(keys.shardKey('orders', id)), 'state')).toBeNull();

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, normalize, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ciNodeVersions } from '../support/ci-node-versions.js';
 import {
   type AppName,
   type Dockerfile,
@@ -145,6 +146,15 @@ describe.each(VARIANTS)('$file ($app), offline', ({ file, app, args }) => {
       expect(expand(stage.from, new Map(dockerfile.globalArgs as Map<string, string>))).toMatch(
         /^node:\d+(-[a-z0-9.]+)?$/,
       );
+    }
+  });
+
+  it('runs on the newest Node.js LTS the suite runs on (.ci/node-versions)', () => {
+    const newest = Math.max(...ciNodeVersions().map((v) => v.nodeMajor));
+    const globals = new Map(dockerfile.globalArgs as Map<string, string>);
+    for (const stage of dockerfile.stages) {
+      if (stage.name === 'build') continue;
+      expect(expand(stage.from, globals), `${stage.name}: FROM`).toBe(`node:${newest}-alpine`);
     }
   });
 

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { deadLetterFields } from '@redis-stream-coordinator/nestjs';
+import { deadLetterFields } from '@redis-stream-coordinator/nestjs/internal';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCoordinator } from '../coordinator/support/coordinator-fixture.js';

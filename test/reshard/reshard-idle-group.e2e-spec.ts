@@ -1,5 +1,8 @@
-import { KeySpace } from '@redis-stream-coordinator/nestjs';
-import type { ProtocolErrorBody, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
+import {
+  KeySpace,
+  type ProtocolErrorBody,
+  type StreamRouting,
+} from '@redis-stream-coordinator/nestjs/protocol';
 import { describe, expect, it } from 'vitest';
 import { snapshotKeys } from '../coordinator/support/coordinator-fixture.js';
 import { TestMember } from '../coordinator/support/test-member.js';

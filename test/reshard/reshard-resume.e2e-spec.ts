@@ -135,6 +135,11 @@ describe('reshard resumes after a coordinator crash at any step', () => {
       `${name}: still ${JSON.stringify(record.resharding?.state)}`,
     ).toBeNull();
     expect(record.shards.map((s) => s.id)).toEqual([2, 3, 4]);
+    for (const id of [2, 3, 4]) {
+      // They no longer force a new consumer group to 0 (docs/protocol.md §12.3).
+      const meta = `${c.keys.shardKey(name, id)}:meta`;
+      expect(await c.redis.hget(meta, 'origin'), `${name}: shard ${id} origin`).toBeNull();
+    }
     expect(member.consumed, `${name}: consumed`).toBe(40);
     for (const id of [0, 1]) {
       const key = c.keys.shardKey(name, id);

@@ -49,8 +49,13 @@ describe('POST /v1/streams/{stream}/reshard', () => {
       expect(ids(done)).toEqual(range(from, to));
       for (let id = 0; id < from; id++)
         expect(await redis.exists(shardKey(stream, id), `${shardKey(stream, id)}:meta`)).toBe(0);
-      for (const id of range(from, to))
+      for (const id of range(from, to)) {
         expect(await redis.hget(`${shardKey(stream, id)}:meta`, 'state')).toBe('open');
+        // The `origin=reshard` marker (a `startFrom: 'latest'` reader starts such a shard at 0) is
+        // cleared once the reshard completed: a group created later gets its own startFrom
+        // (docs/protocol.md §12.3).
+        expect(await redis.hget(`${shardKey(stream, id)}:meta`, 'origin')).toBeNull();
+      }
       expect(await redis.xlen(`${fx.prefix}:{${stream}}:dlq`)).toBe(1);
       // PUT is idempotent for the new count, refuses the old one.
       expect((await api.put(`/v1/streams/${stream}`, { shards: to })).status).toBe(200);

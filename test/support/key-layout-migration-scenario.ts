@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { expect } from 'vitest';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import {
   type DescribedGroup,
   KeySpace,

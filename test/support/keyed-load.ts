@@ -3,7 +3,7 @@ import {
   type RedisConnection,
   RoutingCache,
   StreamPublisher,
-} from '@redis-stream-coordinator/nestjs';
+} from '@redis-stream-coordinator/nestjs/internal';
 
 /** Options of a {@link KeyedLoad}. */
 export interface KeyedLoadOptions {

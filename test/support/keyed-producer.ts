@@ -4,7 +4,7 @@ import {
   RoutingCache,
   StreamPublisher,
   type CompiledRouting,
-} from '@redis-stream-coordinator/nestjs';
+} from '@redis-stream-coordinator/nestjs/internal';
 import { TEST_TOKENS } from './coordinator-process.js';
 import type { ProducedMessage } from './invariants/index.js';
 import { connectRedis } from './redis-client.js';

@@ -1,4 +1,5 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { Redis as Redis5, type RedisOptions as Redis5Options } from 'ioredis5';
 
 /**
  * The one place test, benchmark and demo code makes ioredis clients (no vitest import, so
@@ -35,4 +36,12 @@ export function connectRedisCluster(
     nodes.map((n) => ({ host: n.host, port: n.port })),
     { ...options, redisOptions: { ...TEST_CLIENT_DEFAULTS, ...options.redisOptions } },
   );
+}
+
+/**
+ * A client of ioredis 5 (the `ioredis5` npm alias) on a `redis://` URL, for the benchmark's raw
+ * baselines and for checks that the library works with either major version. The caller quits it.
+ */
+export function connectRedis5(url: string, options: Redis5Options = {}): Redis5 {
+  return new Redis5(url, { ...TEST_CLIENT_DEFAULTS, ...options } as Redis5Options);
 }

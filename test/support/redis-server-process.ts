@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findExecutable } from './find-executable.js';
@@ -6,6 +6,7 @@ import { onProcessExit } from './process-cleanup.js';
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { probeRedis } from './redis-probe.js';
 import { waitFor, WaitTimeoutError } from './wait.js';
+import { killQuietly, readPid, settlesWithin } from './watched-server.js';
 
 /** Options of {@link spawnRedisServer}. */
 export interface RedisServerOptions {
@@ -149,44 +150,6 @@ export async function spawnRedisServer(options: RedisServerOptions): Promise<Red
     throw failure(`did not answer PING within ${readyTimeoutMs} ms`);
   }
   return server;
-}
-
-function readPid(child: ChildProcess, exited: Promise<void>): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    let out = '';
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      const newline = out.indexOf('\n');
-      if (newline < 0) return;
-      child.stdout?.off('data', onData);
-      child.stdout?.resume(); // keep draining (Redis itself logs to its log file)
-      const pid = Number(out.slice(0, newline).trim());
-      resolve(Number.isInteger(pid) && pid > 0 ? pid : undefined);
-    };
-    child.stdout?.on('data', onData);
-    void exited.then(() => resolve(undefined));
-  });
-}
-
-async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
-  }
 }
 
 function tail(file: string): string {

@@ -15,8 +15,13 @@ const run = promisify(execFile);
 const ROOT = process.cwd();
 const LIBRARY = resolve(ROOT, 'libs/stream-coordinator');
 const SCRATCH_MAIN = resolve(ROOT, 'test/workspace/fixtures/scratch-app/main.mjs');
-/** Required peers, installed at the versions of the root lockfile. */
+/**
+ * Required peers, installed at the versions of the root lockfile; ioredis at the major of this
+ * run (`RSC_IOREDIS=5`: the `ioredis5` devDependency's version, which the peer range must allow).
+ */
 const PEERS = ['@nestjs/common', '@nestjs/core', 'ioredis', 'reflect-metadata', 'rxjs'];
+const LOCKED_AS: Record<string, string> =
+  process.env.RSC_IOREDIS === '5' ? { ioredis: 'ioredis5' } : {};
 
 /** The environment for child `npm`s: none of the `npm_*` variables of an enclosing `npm test`. */
 function npmEnv(): NodeJS.ProcessEnv {
@@ -71,23 +76,28 @@ describe('the packed library installs into a separate Nest app', () => {
     );
   });
 
-  it('npm pack ships the built files, types, README and package.json only', () => {
+  it('npm pack ships the built files, types, README, LICENSE, CHANGELOG, the SQL migration and package.json only', () => {
     const paths = pack.files.map((f) => f.path);
     expect(pack.filename).toBe('redis-stream-coordinator-nestjs-0.1.0.tgz');
     expect(paths).toEqual(
       expect.arrayContaining([
         'package.json',
         'README.md',
+        'LICENSE',
+        'CHANGELOG.md',
         'dist/index.js',
         'dist/index.d.ts',
         'dist/protocol/index.js',
         'dist/protocol/index.d.ts',
       ]),
     );
-    expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(
-      expect.arrayContaining(['package.json', 'README.md']),
-    );
-    expect(paths.filter((p) => !p.startsWith('dist/'))).toHaveLength(2);
+    expect(paths.filter((p) => !p.startsWith('dist/')).sort()).toEqual([
+      'CHANGELOG.md',
+      'LICENSE',
+      'README.md',
+      'package.json',
+      'sql/exactly-once-offsets.sql',
+    ]);
     expect(paths.some((p) => p.endsWith('.tsbuildinfo') || p.includes('.spec.'))).toBe(false);
   });
 
@@ -96,7 +106,9 @@ describe('the packed library installs into a separate Nest app', () => {
       join(appDir, 'package.json'),
       JSON.stringify({ name: 'scratch-app', version: '0.0.0', private: true, type: 'module' }),
     );
-    const peers = await Promise.all(PEERS.map(async (p) => `${p}@${await lockedVersion(p)}`));
+    const peers = await Promise.all(
+      PEERS.map(async (p) => `${p}@${await lockedVersion(LOCKED_AS[p] ?? p)}`),
+    );
     await run(
       'npm',
       [
@@ -125,7 +137,7 @@ describe('the packed library installs into a separate Nest app', () => {
     expect(JSON.parse((line as string).slice('SCRATCH_APP_OK '.length))).toEqual({
       shard,
       shardKey: new KeySpace('scratch').shardKey('orders', shard),
-      rootExportsProtocol: true,
+      rootIsApplicationApi: true,
     });
     // it ran against the installed tarball, not the workspace sources
     const installed = JSON.parse(

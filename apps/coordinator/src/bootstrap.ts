@@ -1,9 +1,10 @@
-import { type LogLevel, Logger, type ModuleMetadata } from '@nestjs/common';
+import { ConsoleLogger, type LogLevel, Logger, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { CoordinatorConfig } from './config/coordinator-config.js';
 import { CoordinatorAppModule } from './coordinator-app.module.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
+import { registerAccessLog, requestIdOptions } from './http/access-log.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './http/framework-error.handler.js';
 import { MAX_BODY_BYTES, edgeServerOptions, hardenHttp } from './http/http-edge.js';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.js';
@@ -36,11 +37,13 @@ export async function createCoordinatorApp(
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     ...edgeServerOptions(config),
+    ...requestIdOptions(),
     trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: renderFrameworkError,
   });
   const fastify = adapter.getInstance();
+  registerAccessLog(fastify);
   hardenHttp(fastify, config);
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser(
@@ -55,7 +58,12 @@ export async function createCoordinatorApp(
     adapter,
     {
       bodyParser: false,
-      logger: LEVELS[config.logLevel],
+      logger: new ConsoleLogger({
+        logLevels: LEVELS[config.logLevel],
+        json: config.logFormat === 'json',
+        // the access log's fields (request id, status, …) become fields of the JSON record
+        flattenParams: true,
+      }),
     },
   );
   app.enableShutdownHooks();

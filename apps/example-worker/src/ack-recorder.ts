@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import { HandledRecorder } from './handled-recorder.js';
 import { WORKER_CONFIG } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WorkerModule } from './worker.module.js';
@@ -8,11 +8,19 @@ import { loadWorkerConfig } from './worker-config.js';
 /** Starts the example worker: joins the group, handles `orders`, serves /status on PORT. */
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
+  // pg is loaded only in the exactly-once mode
+  const handlers =
+    config.exactlyOnceDatabaseUrl === undefined
+      ? undefined
+      : (await import('./exactly-once/exactly-once-handlers.js')).exactlyOnceHandlers(config);
   const app = await NestFactory.create<NestFastifyApplication>(
-    WorkerModule.forConfig(config),
+    WorkerModule.forConfig(config, handlers),
     new FastifyAdapter(),
     {
-      logger: ['fatal', 'error', 'warn', 'log'],
+      logger: new ConsoleLogger({
+        logLevels: ['fatal', 'error', 'warn', 'log'],
+        json: config.logFormat === 'json',
+      }),
     },
   );
   app.enableShutdownHooks();

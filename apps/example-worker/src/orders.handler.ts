@@ -33,7 +33,8 @@ export class OrdersHandler {
     private readonly recorder: HandledRecorder,
   ) {}
 
-  // retries and batch size come from the module's handlerDefaults (MAX_DELIVERIES, BATCH_SIZE)
+  // retries, batch size and ordering come from the module's handlerDefaults (MAX_DELIVERIES,
+  // BATCH_SIZE, ORDERING, MAX_CONCURRENCY)
   @StreamShardHandler('orders')
   async handle(
     message: StreamShardMessage<OrderEvent>,

@@ -1,13 +1,13 @@
-import { Controller, Get } from '@nestjs/common';
-import { MemberRuntime } from '@redis-stream-coordinator/nestjs';
-import { OrdersHandler } from './orders.handler.js';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
+import { type HandledCounter, ORDERS_HANDLER } from './worker.tokens.js';
 
 /** `GET /status`: what this worker owns and has handled (the demo's dashboard reads it). */
 @Controller('status')
 export class StatusController {
   constructor(
     private readonly runtime: MemberRuntime,
-    private readonly orders: OrdersHandler,
+    @Inject(ORDERS_HANDLER) private readonly orders: HandledCounter,
   ) {}
 
   @Get()

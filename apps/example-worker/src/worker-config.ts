@@ -25,8 +25,22 @@ export interface WorkerConfig {
    * Redis applying an ack and the process seeing the answer.
    */
   readonly crashAfterAcks: number;
+  /**
+   * PostgreSQL URL: handle `orders` exactly once into PostgreSQL (one `order_effects` row per
+   * entry, docs/exactly-once.md) instead of the plain handler. Unset: the worker never loads `pg`.
+   */
+  readonly exactlyOnceDatabaseUrl: string | undefined;
+  /**
+   * Tests, with `EXACTLY_ONCE_DATABASE_URL`: SIGKILL after the n-th message whose transaction
+   * committed (or was found applied), before its ack — a crash between commit and ack.
+   */
+  readonly crashAfterCommits: number;
   readonly maxDeliveries: number;
   readonly batchSize: number;
+  /** The handler's `ordering` (`shard`, the default, or `key`). */
+  readonly ordering: 'shard' | 'key';
+  /** With `ordering: key`: handler calls per shard at once (0 = the library's default, 16). */
+  readonly maxConcurrency: number;
   /**
    * How long a graceful stop waits for in-flight handlers before it leaves the group (the
    * library's `shutdownTimeoutMs`; undefined: its default, 30 s). Keep a pod's
@@ -35,6 +49,15 @@ export interface WorkerConfig {
   readonly shutdownTimeoutMs: number | undefined;
   /** How often the library samples per-shard lag and pending (0 = its default, 5 s). */
   readonly metricsSampleIntervalMs: number;
+  /** `text` or `json` (Nest's ConsoleLogger in JSON mode: one object per line). */
+  readonly logFormat: 'text' | 'json';
+}
+
+function logFormat(env: NodeJS.ProcessEnv): 'text' | 'json' {
+  const raw = env.LOG_FORMAT;
+  if (raw === undefined || raw === '' || raw === 'text') return 'text';
+  if (raw === 'json') return 'json';
+  throw new Error(`LOG_FORMAT must be text or json (got ${JSON.stringify(raw)})`);
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -45,6 +68,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
     throw new Error(`${name} must be a non-negative integer (got ${JSON.stringify(raw)})`);
   }
   return n;
+}
+
+function ordering(raw: string | undefined): 'shard' | 'key' {
+  if (raw === undefined || raw === '' || raw === 'shard') return 'shard';
+  if (raw === 'key') return 'key';
+  throw new Error(`ORDERING must be "shard" or "key" (got ${JSON.stringify(raw)})`);
 }
 
 /** Reads the worker's settings; throws with the variable's name on a bad value. */
@@ -62,9 +91,14 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     recordFile: env.RECORD_FILE || undefined,
     failKeyPrefix: env.FAIL_KEY_PREFIX || undefined,
     crashAfterAcks: int(env, 'CRASH_AFTER_ACKS', 0),
+    exactlyOnceDatabaseUrl: env.EXACTLY_ONCE_DATABASE_URL || undefined,
+    crashAfterCommits: int(env, 'CRASH_AFTER_COMMITS', 0),
     maxDeliveries: int(env, 'MAX_DELIVERIES', 5),
     batchSize: int(env, 'BATCH_SIZE', 100),
+    ordering: ordering(env.ORDERING),
+    maxConcurrency: int(env, 'MAX_CONCURRENCY', 0),
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ? int(env, 'SHUTDOWN_TIMEOUT_MS', 0) : undefined,
     metricsSampleIntervalMs: int(env, 'METRICS_SAMPLE_INTERVAL_MS', 0),
+    logFormat: logFormat(env),
   };
 }

@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { StreamCoordinatorModule } from '@redis-stream-coordinator/nestjs';
 import { StreamCoordinatorHealthModule } from '@redis-stream-coordinator/nestjs/health';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -8,7 +8,7 @@ import { HealthController } from './health.controller.js';
 import { MetricsController } from './metrics.controller.js';
 import { OrdersHandler } from './orders.handler.js';
 import { StatusController } from './status.controller.js';
-import { WORKER_CONFIG, WORKER_METRICS_REGISTRY } from './worker.tokens.js';
+import { ORDERS_HANDLER, WORKER_CONFIG, WORKER_METRICS_REGISTRY } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';
 
 /**
@@ -18,7 +18,14 @@ import type { WorkerConfig } from './worker-config.js';
  */
 @Module({})
 export class WorkerModule {
-  static forConfig(config: WorkerConfig): DynamicModule {
+  /**
+   * `handlers`: replaces the plain `OrdersHandler` (the exactly-once mode passes its own, with
+   * the modules they need); one of them provides `ORDERS_HANDLER`.
+   */
+  static forConfig(
+    config: WorkerConfig,
+    handlers?: { imports: DynamicModule[]; providers: Provider[] },
+  ): DynamicModule {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     return {
@@ -33,7 +40,12 @@ export class WorkerModule {
             ...(config.memberId ? { memberId: config.memberId } : {}),
             ...(config.instanceId ? { instanceId: config.instanceId } : {}),
             ...(config.shutdownTimeoutMs ? { shutdownTimeoutMs: config.shutdownTimeoutMs } : {}),
-            handlerDefaults: { batchSize: config.batchSize, maxDeliveries: config.maxDeliveries },
+            handlerDefaults: {
+              batchSize: config.batchSize,
+              maxDeliveries: config.maxDeliveries,
+              ordering: config.ordering,
+              ...(config.maxConcurrency > 0 ? { maxConcurrency: config.maxConcurrency } : {}),
+            },
             metrics: {
               registry,
               ...(config.metricsSampleIntervalMs
@@ -43,6 +55,7 @@ export class WorkerModule {
           }),
         }),
         StreamCoordinatorHealthModule,
+        ...(handlers?.imports ?? []),
       ],
       controllers: [StatusController, HealthController, MetricsController],
       providers: [
@@ -52,7 +65,10 @@ export class WorkerModule {
           provide: HandledRecorder,
           useValue: new HandledRecorder(config.recordFile, config.teardownDelayMs),
         },
-        OrdersHandler,
+        ...(handlers?.providers ?? [
+          OrdersHandler,
+          { provide: ORDERS_HANDLER, useExisting: OrdersHandler },
+        ]),
         AckRecorder,
       ],
     };

@@ -3,47 +3,72 @@
  * NestJS applications — ordered per-key handling, incremental rebalancing, retries, dead-letter,
  * data-plane fencing, health and metrics.
  *
+ * This root entry point is the application author's API: the module and its options, the handler
+ * decorators and their options, the message and context types, the producer and the errors an
+ * application catches or throws. Other public entry points: `/protocol` (the wire protocol),
+ * `/microservices` (a Nest microservice transport), `/health` (terminus indicators) and
+ * `/metrics` (Prometheus definitions). `/internal` is shared with the coordinator and the CLI and
+ * is not public. The reviewed surface of each public entry point is in `api/*.api.md`.
+ *
  * @packageDocumentation
  */
-export * from './interfaces/index.js';
-export * from './protocol/index.js';
-export * from './redis/index.js';
-export * from './module/stream-coordinator.module.js';
+
+// The module and its options
+export { StreamCoordinatorModule } from './module/stream-coordinator.module.js';
+export type { StreamCoordinatorModuleAsyncOptions } from './module/stream-coordinator.module-definition.js';
 export type {
-  StreamCoordinatorModuleForRootOptions,
-  StreamCoordinatorModuleAsyncOptions,
-} from './module/stream-coordinator.module-definition.js';
-export type * from './interfaces/stream-coordinator-options.interface.js';
-export type * from './interfaces/resolved-stream-coordinator-options.interface.js';
-export { STREAM_COORDINATOR_OPTIONS } from './constants/stream-coordinator.constants.js';
+  MemberIdOption,
+  MetricsRegistryLike,
+  StreamCoordinatorMetricsOptions,
+  StreamCoordinatorModuleOptions,
+} from './interfaces/stream-coordinator-options.interface.js';
+export type {
+  RedisClusterNode,
+  RedisConnectionOptions,
+} from './interfaces/redis-connection-options.interface.js';
+export type { PayloadSerializer } from './interfaces/payload-serializer.interface.js';
 export { JsonPayloadSerializer } from './data-plane/json-payload.serializer.js';
+
+// Handlers: decorators, their options, what they receive
 export { StreamShardHandler } from './decorators/stream-shard-handler.decorator.js';
 export { ShardMessage, type ShardMessagePipe } from './decorators/shard-message.decorator.js';
 export { ShardContext } from './decorators/shard-context.decorator.js';
-export { InjectStreamCoordinatorOptions } from './decorators/inject-stream-coordinator-options.decorator.js';
+export type {
+  ExceptionClass,
+  RetryBackoffOptions,
+  StartFrom,
+  StreamShardHandlerOptions,
+} from './interfaces/stream-shard-handler-options.interface.js';
+export type {
+  StreamShardBatchItemFailure,
+  StreamShardBatchOptions,
+  StreamShardBatchResult,
+} from './interfaces/stream-shard-batch.interface.js';
+export type { StreamShardMessage } from './interfaces/stream-shard-message.interface.js';
 export {
   StreamShardContext,
   STREAM_SHARD_CONTEXT_TYPE,
   type StreamShardContextType,
 } from './context/stream-shard.context.js';
-export { StreamHandlerRegistry } from './discovery/stream-handler.registry.js';
-export type { StreamHandlerDefinition } from './discovery/stream-handler-definition.interface.js';
-export type { HandlerInvoke, HandlerInvocationPath } from './discovery/handler-invoker.factory.js';
-export {
-  defaultMemberId,
-  deriveMemberId,
-  sanitizeIdPart,
-  type MemberIdStrategy,
-  type MemberIdEnvironment,
-} from './identity/member-id.js';
-export * from './errors/index.js';
+
+// The producer
 export { StreamProducer } from './producer/stream-producer.js';
-export * from './producer/index.js';
-export { MemberRuntime } from './runtime/member-runtime.js';
-export type { MemberPhase, MemberRuntimeStatus } from './runtime/member-runtime.js';
-export { MemberRuntimeEvents } from './runtime/member-runtime-events.js';
-export type { MemberLifecycleEvents, ShardActivity } from './runtime/member-runtime-events.js';
-export { CoordinatorClient } from './runtime/coordinator-client.js';
-export type { GrantedShard } from './runtime/membership.js';
-export * from './data-plane/index.js';
-export * from './dead-letters/index.js';
+export type {
+  PublishBatchOptions,
+  PublishMessage,
+  PublishOptions,
+  TrimPolicy,
+} from './producer/publish-options.interface.js';
+
+// Errors an application catches or throws
+export { StreamCoordinatorError } from './errors/stream-coordinator.error.js';
+export { NonRetryableError } from './errors/non-retryable.error.js';
+export { ShardReleasedError, type ShardReleaseCause } from './errors/shard-released.error.js';
+export {
+  InvalidModuleOptionsError,
+  type OptionIssue,
+} from './errors/invalid-module-options.error.js';
+export { PublishError } from './errors/producer/publish.error.js';
+export { StaleRoutingError } from './errors/producer/stale-routing.error.js';
+export { RoutingFetchError } from './errors/producer/routing-fetch.error.js';
+export { InvalidRoutingError } from './errors/producer/invalid-routing.error.js';

@@ -138,7 +138,7 @@ export class ChaosCluster {
       prefix: this.prefix,
       redisUrl: this.redis.url,
       port: replica.port,
-      readyTimeoutMs: 60_000,
+      readyTimeoutMs: this.config.readyTimeoutMs,
       env: {
         HEARTBEAT_INTERVAL_MS: String(this.config.heartbeatIntervalMs),
         SESSION_TIMEOUT_MS: String(this.config.sessionTimeoutMs),
@@ -160,6 +160,9 @@ export class ChaosCluster {
   replicaPorts(): number[] {
     return this.replicas.map((r) => r.port);
   }
+
+  /** Extra environment of every member process (the exactly-once profile's database). */
+  workerEnv: Readonly<Record<string, string>> = {};
 
   /** Starts a member's next process (a new member, or the same member id again after it stopped). */
   async startMember(name: string, group: string = CHAOS_GROUP): Promise<ChaosMember> {
@@ -195,8 +198,10 @@ export class ChaosCluster {
         MEMBER_ID: name,
         HANDLER_DELAY_MS: String(handlerDelayOf(name, this.config)),
         SHUTDOWN_TIMEOUT_MS: '5000',
+        ORDERING: this.config.ordering,
+        ...this.workerEnv,
       },
-      readyTimeoutMs: 60_000,
+      readyTimeoutMs: this.config.readyTimeoutMs,
     });
     return member;
   }

@@ -35,26 +35,43 @@ export interface ChaosConfig {
   readonly quiesceTimeoutMs: number;
   /** Keep the run's record files, logs and schedule (`CHAOS_KEEP_FILES=1`). */
   readonly keepFiles: boolean;
+  /**
+   * The workers' handler `ordering` (`CHAOS_ORDERING`): `shard` (default) or `key` — then the
+   * checker checks one key at a time per member instead of one shard at a time.
+   */
+  readonly ordering: 'shard' | 'key';
+  /**
+   * Exactly-once profile (`CHAOS_EXACTLY_ONCE=1`): the members run the example worker's
+   * exactly-once mode into a PostgreSQL schema of the run's own, and the check also reads the
+   * effect table (applied twice and missing must both be 0).
+   */
+  readonly exactlyOnce: boolean;
+  /** How long a coordinator replica or a member may take to start (`CHAOS_READY_TIMEOUT_MS`). */
+  readonly readyTimeoutMs: number;
 }
 
-const CI: Omit<ChaosConfig, 'seed' | 'keepFiles'> = {
-  profile: 'ci',
-  durationMs: 70_000,
-  meanFaultGapMs: 3500,
-  initialMembers: 3,
-  minMembers: 2,
-  maxMembers: 5,
-  shards: 8,
-  reshardTo: [6, 10, 12],
-  ratePerSecond: 250,
-  keys: 120,
-  handlerDelaysMs: [1, 2, 2, 5, 12],
-  heartbeatIntervalMs: 500,
-  sessionTimeoutMs: 3000,
-  quiesceTimeoutMs: 90_000,
-};
+const CI: Omit<ChaosConfig, 'seed' | 'keepFiles' | 'ordering' | 'exactlyOnce' | 'readyTimeoutMs'> =
+  {
+    profile: 'ci',
+    durationMs: 70_000,
+    meanFaultGapMs: 3500,
+    initialMembers: 3,
+    minMembers: 2,
+    maxMembers: 5,
+    shards: 8,
+    reshardTo: [6, 10, 12],
+    ratePerSecond: 250,
+    keys: 120,
+    handlerDelaysMs: [1, 2, 2, 5, 12],
+    heartbeatIntervalMs: 500,
+    sessionTimeoutMs: 3000,
+    quiesceTimeoutMs: 90_000,
+  };
 
-const SOAK: Omit<ChaosConfig, 'seed' | 'keepFiles'> = {
+const SOAK: Omit<
+  ChaosConfig,
+  'seed' | 'keepFiles' | 'ordering' | 'exactlyOnce' | 'readyTimeoutMs'
+> = {
   ...CI,
   profile: 'soak',
   durationMs: 10 * 60_000,
@@ -93,7 +110,11 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefine
  * - `CHAOS_DURATION_MS` — fault-phase length; in the soak profile also `SOAK_MINUTES`
  *   (default 10; `CHAOS_DURATION_MS` wins when both are set);
  * - `CHAOS_RATE` — producer messages per second;
- * - `CHAOS_KEEP_FILES=1` — keep the record files and logs of the run.
+ * - `CHAOS_KEEP_FILES=1` — keep the record files and logs of the run;
+ * - `CHAOS_READY_TIMEOUT_MS` — how long a process may take to start (default 60000; raise it on
+ *   a crowded machine);
+ * - `CHAOS_ORDERING` — the workers' handler ordering, `shard` (default) or `key`.
+ * - `CHAOS_EXACTLY_ONCE=1` — the exactly-once profile (needs PostgreSQL, docs/exactly-once.md).
  *
  * @throws ChaosConfigError naming the variable when a value is invalid.
  */
@@ -103,6 +124,10 @@ export function loadChaosConfig(env: NodeJS.ProcessEnv = process.env): ChaosConf
     throw new ChaosConfigError('CHAOS_PROFILE', rawProfile, '"ci" or "soak"');
   }
   const base = rawProfile === 'soak' ? SOAK : CI;
+  const ordering = env.CHAOS_ORDERING ?? 'shard';
+  if (ordering !== 'shard' && ordering !== 'key') {
+    throw new ChaosConfigError('CHAOS_ORDERING', ordering, '"shard" or "key"');
+  }
   const soakMinutes = rawProfile === 'soak' ? positiveNumber(env, 'SOAK_MINUTES') : undefined;
   const durationMs =
     positiveInt(env, 'CHAOS_DURATION_MS') ??
@@ -116,6 +141,9 @@ export function loadChaosConfig(env: NodeJS.ProcessEnv = process.env): ChaosConf
     durationMs,
     ratePerSecond: positiveInt(env, 'CHAOS_RATE') ?? base.ratePerSecond,
     keepFiles: env.CHAOS_KEEP_FILES === '1' || env.CHAOS_KEEP_FILES === 'true',
+    ordering,
+    exactlyOnce: env.CHAOS_EXACTLY_ONCE === '1' || env.CHAOS_EXACTLY_ONCE === 'true',
+    readyTimeoutMs: positiveInt(env, 'CHAOS_READY_TIMEOUT_MS') ?? 60_000,
   };
 }
 
@@ -123,5 +151,5 @@ export function loadChaosConfig(env: NodeJS.ProcessEnv = process.env): ChaosConf
  * An upper bound of the run's wall time (start-up, faults, quiesce, check), for the test timeout.
  */
 export function chaosRunBudgetMs(config: ChaosConfig): number {
-  return 60_000 + config.durationMs * 1.5 + config.quiesceTimeoutMs + 60_000;
+  return config.readyTimeoutMs + config.durationMs * 1.5 + config.quiesceTimeoutMs + 60_000;
 }

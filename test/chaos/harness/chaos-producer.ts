@@ -4,7 +4,8 @@ import {
   RoutingCache,
   StreamPublisher,
   type CompiledRouting,
-} from '@redis-stream-coordinator/nestjs';
+} from '@redis-stream-coordinator/nestjs/internal';
+import { PublishCallLog, settlePublished, type OutgoingMessage } from './publish-calls.js';
 import type { ProducedMessage } from '../../support/invariants/index.js';
 import type { SeededRandom } from './seeded-random.js';
 import { connectRedis } from '../../support/redis-client.js';
@@ -24,10 +25,7 @@ export interface ChaosProducerOptions {
   readonly log: (line: string) => void;
 }
 
-interface Outgoing {
-  readonly key: string;
-  readonly seq: number;
-}
+type Outgoing = OutgoingMessage;
 
 /** Messages per publish call at most (a backlog after a stall is caught up in such batches). */
 const MAX_BATCH = 400;
@@ -39,22 +37,27 @@ const TICK_MS = 50;
  * messages are written in sequence order), and it never gives up: Redis restarts, coordinator
  * replicas away and reshards only delay it.
  *
- * It knows every message's shard and entry id, even when a write's outcome is unknown (the
- * connection died with the call in flight: its Redis client does not re-send unanswered
- * commands, so a write happens at most once per attempt): it then looks for the message at the
- * tail of the shards it can be on and publishes again only what is not there. When routing
- * changed during a call (a reshard), each message's shard is looked up the same way.
+ * It knows every message's shard and entry id from the publish script calls its connection
+ * sent ({@link PublishCallLog}): an answered call wrote its messages to its shard with the ids
+ * of the reply, whatever routing the publisher used and even if Redis lost them since (a lost
+ * write is the run's to count; publishing it again would leave the entry a member handled
+ * before the loss without a producer, issue #20). When a call's outcome is unknown (the
+ * connection died with it in flight: its Redis client does not re-send unanswered commands, so
+ * a write happens at most once per attempt), it looks for the messages at the tail of that
+ * call's shard. Only what no call wrote is published again.
  */
 export class ChaosProducer {
   readonly produced: ProducedMessage[] = [];
   /** Publish calls that failed (each retried). */
   failures = 0;
-  /** Messages whose shard or outcome had to be looked up. */
+  /** Messages whose outcome had to be looked up (their call got no answer). */
   resolved = 0;
   private readonly seqs = new Map<string, number>();
   private readonly redis: Redis;
   private readonly routing: RoutingCache;
   private readonly publisher: StreamPublisher;
+  /** The publish script calls of the publish in flight (where each message went). */
+  private readonly calls: PublishCallLog;
   private running: Promise<void> | undefined;
   private stopping = false;
   private lastError = '';
@@ -76,8 +79,9 @@ export class ChaosProducer {
         requestTimeoutMs: 3000,
       }),
     );
+    this.calls = new PublishCallLog(options.stream);
     this.publisher = new StreamPublisher({
-      connection: this.redis,
+      connection: this.calls.watch(this.redis),
       routing: this.routing,
       maxAttempts: 8,
       retryDelayMs: 100,
@@ -132,47 +136,50 @@ export class ChaosProducer {
   private async publishFully(batch: readonly Outgoing[]): Promise<void> {
     let pending = [...batch];
     for (let attempt = 1; pending.length > 0; attempt++) {
-      const before = await this.currentRouting();
-      if (before === null) {
+      if ((await this.currentRouting()) === null) {
         await sleep(Math.min(1000, 100 * attempt));
         continue;
       }
+      this.calls.clear();
+      let failed = false;
       try {
-        const ids = await this.publisher.publishBatch(
+        await this.publisher.publishBatch(
           this.options.stream,
           pending.map((m) => ({ key: m.key, payload: { seq: m.seq } })),
         );
-        const after = this.routing.peek(this.options.stream);
-        if (after === undefined || after.routingEpoch !== before.routingEpoch) {
-          pending = await this.resolve(pending, ids, before);
-        } else {
-          pending.forEach((m, i) => this.record(m, before.shardFor(m.key), ids[i] as string));
-          pending = [];
-        }
       } catch (error) {
+        failed = true;
         this.failures++;
         const text = error instanceof Error ? error.message : String(error);
         if (text !== this.lastError)
           this.options.log(`producer: publish failed (retrying): ${text}`);
         this.lastError = text;
+        // a call without an answer may still be applied: once Redis answers this connection
+        // again, every call sent on it before has been (one connection's calls run in order)
         await this.waitForRedis();
-        const partial = (error as { publishedIds?: ReadonlyArray<string | undefined> })
-          .publishedIds;
-        pending = await this.resolveUntil(pending, partial ?? [], before);
-        if (pending.length > 0) await sleep(Math.min(1000, 50 * attempt));
       }
+      pending = await this.settleUntil(pending);
+      if (failed && pending.length > 0) await sleep(Math.min(1000, 50 * attempt));
     }
   }
 
-  /** {@link resolve}, retried while Redis or the coordinator is still away. */
-  private async resolveUntil(
-    pending: readonly Outgoing[],
-    ids: ReadonlyArray<string | undefined>,
-    before: CompiledRouting,
-  ): Promise<Outgoing[]> {
+  /**
+   * Records what the publish script calls of the last publish wrote ({@link settlePublished}:
+   * the shard and id of each answered call, exactly; an unanswered one looked up at its shard's
+   * tail, retried while Redis is away) and returns the rest, to be published again.
+   */
+  private async settleUntil(pending: readonly Outgoing[]): Promise<Outgoing[]> {
+    const calls = [...this.calls.calls()];
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.resolve(pending, ids, before);
+        const { written, lookedUp, rest } = await settlePublished(
+          pending,
+          calls,
+          (shardKey, count) => this.redis.xrevrange(shardKey, '+', '-', 'COUNT', count),
+        );
+        for (const w of written) this.record(w.message, w.shard, w.id);
+        this.resolved += lookedUp;
+        return rest;
       } catch (error) {
         if (attempt >= 120) {
           throw new Error(`producer: cannot tell whether ${pending.length} messages were written`, {
@@ -183,59 +190,6 @@ export class ChaosProducer {
         await this.waitForRedis();
       }
     }
-  }
-
-  /**
-   * Finds where each of `pending` was written (its id when known, else at the tail of each
-   * shard it can be on: the one its key routed to before the call and the one it routes to now),
-   * records those found and returns the rest, in order (never written: to be published again).
-   */
-  private async resolve(
-    pending: readonly Outgoing[],
-    ids: ReadonlyArray<string | undefined>,
-    before: CompiledRouting,
-  ): Promise<Outgoing[]> {
-    this.routing.invalidate(this.options.stream);
-    const now = await this.routing.get(this.options.stream);
-    const candidates = (key: string): Array<{ shard: number; shardKey: string }> => {
-      const out = [{ shard: before.shardFor(key), shardKey: before.shardKeyFor(key) }];
-      if (now.shardKeyFor(key) !== out[0]?.shardKey) {
-        out.push({ shard: now.shardFor(key), shardKey: now.shardKeyFor(key) });
-      }
-      return out;
-    };
-    // every candidate shard's tail, once (only this producer writes, one call at a time)
-    const perShard = new Map<string, number>();
-    for (const m of pending) {
-      for (const c of candidates(m.key))
-        perShard.set(c.shardKey, (perShard.get(c.shardKey) ?? 0) + 1);
-    }
-    const found = new Map<string, { shardKey: string; id: string }>();
-    for (const [shardKey, count] of perShard) {
-      const tail = await this.redis.xrevrange(shardKey, '+', '-', 'COUNT', count + 50);
-      for (const [id, fields] of tail) {
-        const entry = decode(fields);
-        if (entry !== null) found.set(`${entry.key}#${entry.seq}@${shardKey}`, { shardKey, id });
-      }
-    }
-    const rest: Outgoing[] = [];
-    pending.forEach((m, i) => {
-      const hit = candidates(m.key).find((c) => {
-        const f = found.get(`${m.key}#${m.seq}@${c.shardKey}`);
-        return f !== undefined && (ids[i] === undefined || f.id === ids[i]);
-      });
-      if (hit === undefined) {
-        rest.push(m);
-        return;
-      }
-      this.resolved++;
-      this.record(
-        m,
-        hit.shard,
-        (found.get(`${m.key}#${m.seq}@${hit.shardKey}`) as { id: string }).id,
-      );
-    });
-    return rest;
   }
 
   private record(m: Outgoing, shard: number, id: string): void {
@@ -265,23 +219,6 @@ export class ChaosProducer {
         await sleep(100);
       }
     }
-  }
-}
-
-/** `{key, seq}` of a shard entry written by this producer, or null. */
-function decode(fields: readonly string[]): { key: string; seq: number } | null {
-  let key: string | undefined;
-  let payload: string | undefined;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (fields[i] === 'key') key = fields[i + 1];
-    else if (fields[i] === 'payload') payload = fields[i + 1];
-  }
-  if (key === undefined || payload === undefined) return null;
-  try {
-    const seq = (JSON.parse(payload) as { seq?: unknown }).seq;
-    return typeof seq === 'number' ? { key, seq } : null;
-  } catch {
-    return null;
   }
 }
 

@@ -33,6 +33,13 @@ import { deliveredKey, FaultInjector, type RecordedRollback } from './fault-inje
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
 import { SeededRandom } from './seeded-random.js';
 import { waitForNoProblems } from '../../support/wait.js';
+import {
+  checkEffects,
+  type EffectsReport,
+  formatEffectsReport,
+  SNAPSHOT_SLACK_MS,
+} from '../../support/effects-check.js';
+import { createTestSchema } from '../../support/postgres-schema.js';
 
 /** What a chaos run leaves for the test to assert on. */
 export interface ChaosOutcome {
@@ -53,6 +60,8 @@ export interface ChaosOutcome {
   readonly timings: Readonly<Record<string, number>>;
   /** Where the run's files were kept (`CHAOS_KEEP_FILES=1`, or after a failure). */
   readonly keptFiles: string | null;
+  /** The exactly-once profile's effect check of the main and the idle group (else null). */
+  readonly effects: { readonly main: EffectsReport; readonly idle: EffectsReport } | null;
 }
 
 /** The run failed before the check could run (the cluster never settled, say). */
@@ -72,7 +81,7 @@ export async function runChaos(
 ): Promise<ChaosOutcome> {
   const schedule = planFaults(config, config.seed);
   const header = [
-    `chaos run: profile ${config.profile}, seed ${config.seed} (repeat with CHAOS_SEED=${config.seed}${config.profile === 'soak' ? ' npm run soak' : ' npm run test:chaos'})`,
+    `chaos run: profile ${config.profile}, seed ${config.seed}, ordering ${config.ordering} (repeat with CHAOS_SEED=${config.seed}${config.ordering === 'key' ? ' CHAOS_ORDERING=key' : ''}${config.profile === 'soak' ? ' npm run soak' : ' npm run test:chaos'})`,
     `  ${config.durationMs / 1000} s of faults, ${config.initialMembers} members at start (${config.minMembers}–${config.maxMembers}), ${config.shards} shards, ${config.ratePerSecond} msg/s over ${config.keys} keys, session timeout ${config.sessionTimeoutMs} ms`,
     formatSchedule(schedule),
   ].join('\n');
@@ -84,6 +93,17 @@ export async function runChaos(
   };
   const random = new SeededRandom(config.seed).fork();
   const cluster = await ChaosCluster.start(config, log);
+  const db = config.exactlyOnce ? await createTestSchema('chaos_eo') : undefined;
+  if (db !== undefined) {
+    // idle_in_transaction_session_timeout: a frozen member's open transaction is aborted
+    const url = new URL(db.url);
+    url.searchParams.set(
+      'options',
+      `${url.searchParams.get('options')} -c idle_in_transaction_session_timeout=3000`,
+    );
+    cluster.workerEnv = { EXACTLY_ONCE_DATABASE_URL: url.toString() };
+    log(`exactly-once profile: PostgreSQL schema ${db.schema}`);
+  }
   let producer: ChaosProducer | undefined;
   let failed = true;
   let keptFiles: string | null = null;
@@ -137,8 +157,16 @@ export async function runChaos(
     const { input, events } = collected;
     const idle = await collect(cluster, producer, [], injector.rollbacks, CHAOS_IDLE_GROUP);
     const unreadable = collected.unreadable + idle.unreadable;
-    const report = checkInvariants(input);
-    const idleReport = checkInvariants(idle.input);
+    const checkOptions = { ordering: config.ordering };
+    const report = checkInvariants(input, checkOptions);
+    const idleReport = checkInvariants(idle.input, checkOptions);
+    const effects =
+      db === undefined
+        ? null
+        : {
+            main: await checkEffects(db.pool, input, CHAOS_GROUP),
+            idle: await checkEffects(db.pool, idle.input, CHAOS_IDLE_GROUP),
+          };
     mark('checkedMs');
     const summary = [
       header,
@@ -161,14 +189,23 @@ export async function runChaos(
         idleReport,
         `chaos run (seed ${config.seed}), idle group ${CHAOS_IDLE_GROUP}`,
       ),
+      effects === null ? '' : `${CHAOS_GROUP}: ${formatEffectsReport(effects.main)}`,
+      effects === null ? '' : `${CHAOS_IDLE_GROUP}: ${formatEffectsReport(effects.idle)}`,
       unreadable > 0 ? `(${unreadable} unreadable record lines)` : '',
       `timings (ms since start): ${JSON.stringify(timings)}`,
     ]
       .filter((l) => l !== '')
       .join('\n');
     log(`\n${summary}\n`);
+    const effectsBad =
+      effects !== null &&
+      [effects.main, effects.idle].some((e) => e.appliedTwice.length > 0 || e.missing.length > 0);
     failed =
-      !report.ok || !idleReport.ok || injector.failures().length > 0 || unexpectedExits.length > 0;
+      !report.ok ||
+      !idleReport.ok ||
+      effectsBad ||
+      injector.failures().length > 0 ||
+      unexpectedExits.length > 0;
     if (failed) log(`diagnostics:\n${cluster.diagnostics()}`);
     if (config.keepFiles || failed) {
       // everything the checker read, next to the record files (for a look at the failure)
@@ -206,6 +243,7 @@ export async function runChaos(
       events: events.length,
       timings,
       keptFiles,
+      effects,
     };
   } catch (error) {
     log(
@@ -218,6 +256,7 @@ export async function runChaos(
   } finally {
     await producer?.close();
     if (keptFiles === null) await cluster.close(failed).catch(() => null);
+    await db?.drop().catch(() => undefined);
   }
 }
 
@@ -406,9 +445,6 @@ function writtenBeforeKill(
     })
     .map((p) => ({ shard: p.shard, id: p.id }));
 }
-
-/** A write Redis executed this long before the snapshot may still have been written after it. */
-const SNAPSHOT_SLACK_MS = 50;
 
 /** Orders two stream entry ids (`ms-seq`). */
 function compareIds(a: string, b: string): number {

@@ -293,4 +293,56 @@ describe('ShardReader: retries, dead-letter, poison messages', () => {
       message: 'acked',
     });
   });
+
+  it('asks alreadyApplied before dead-lettering: a failed check is retried, applied → acked, not applied → dead-lettered', async () => {
+    const shard = testShard(prefix, 'pay-eo', 2);
+    await grant(redis(), shard, 'g', 'm');
+    const [appliedId, notAppliedId] = await Promise.all([
+      redis().xadd(shard.key, '*', 'key', 'a', 'payload', '{"seq":0}'),
+      redis().xadd(shard.key, '*', 'key', 'b', 'payload', '{"seq":1}'),
+    ]);
+    const checks: Array<[string, number]> = [];
+    let failChecks = 2;
+    const reader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      maxDeliveries: 2,
+      retry: { initialDelayMs: 5, maxDelayMs: 20 },
+      handle: async () => {
+        throw new Error('failed after the commit');
+      },
+      alreadyApplied: async (message) => {
+        checks.push([message.id, message.deliveryCount]);
+        if (failChecks > 0) {
+          failChecks--;
+          throw new Error('database unreachable');
+        }
+        return message.id === appliedId;
+      },
+    });
+    reader.start();
+    await waitFor(async () => (await deadLetters(redis(), shard.dlq)).length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'one dead letter',
+    });
+    await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      message: 'both acked',
+    });
+    // two failed checks, then the answer, for the first entry; one for the second
+    expect(checks).toEqual([
+      [appliedId, 2],
+      [appliedId, 2],
+      [appliedId, 2],
+      [notAppliedId, 2],
+    ]);
+    const letters = await deadLetters(redis(), shard.dlq);
+    expect(letters.map((letter) => [letter.id, letter.reason])).toEqual([
+      [notAppliedId, 'max-deliveries'],
+    ]);
+    expect(reader.counters).toMatchObject({ handled: 1, failed: 4, deadLettered: 1 });
+  });
 });

@@ -29,16 +29,15 @@ import {
   REQUEST,
 } from '@nestjs/core';
 import {
-  MemberRuntime,
   NonRetryableError,
   StreamCoordinatorModule,
   type StreamCoordinatorModuleOptions,
-  StreamHandlerRegistry,
   StreamProducer,
   type StreamShardContext,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime, StreamHandlerRegistry } from '@redis-stream-coordinator/nestjs/internal';
 import { type StreamRouting, slotOf } from '@redis-stream-coordinator/nestjs/protocol';
 import { EMPTY, type Observable, TimeoutError, catchError, throwError, timeout } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -6,8 +6,6 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
-  MemberRuntime,
-  MemberRuntimeEvents,
   StreamCoordinatorModule,
   type StreamCoordinatorModuleOptions,
   StreamProducer,
@@ -15,6 +13,7 @@ import {
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime, MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import { TEST_TOKENS } from '../../support/coordinator-process.js';
 import type { AckRecord } from '../../support/invariants/index.js';
 

@@ -1,12 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
-  MemberRuntime,
   StreamCoordinatorModule,
   StreamProducer,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
 import {
   StreamCoordinatorHealthIndicator,
   StreamCoordinatorHealthModule,

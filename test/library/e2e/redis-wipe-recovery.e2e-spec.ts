@@ -2,12 +2,12 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { connectRedis } from '../../support/redis-client.js';
 import { NestFactory } from '@nestjs/core';
 import {
-  MemberRuntime,
   StreamCoordinatorModule,
   StreamProducer,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {

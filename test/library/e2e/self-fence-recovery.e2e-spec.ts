@@ -51,7 +51,7 @@ describe('e2e: self-fencing and recovery', () => {
     });
     app = member;
     const phases: string[] = [];
-    const { MemberRuntimeEvents } = await import('@redis-stream-coordinator/nestjs');
+    const { MemberRuntimeEvents } = await import('@redis-stream-coordinator/nestjs/internal');
     member.app.get(MemberRuntimeEvents).onLifecycle((type) => phases.push(type));
     await waitFor(() => member.runtime.status().held.length === 2, {
       timeoutMs: 15_000,

@@ -252,6 +252,12 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     message: `${M}option "handlerDefaults.deadLetter" must be true or false (got "yes")`,
   },
   {
+    name: 'handlerDefaults.startFrom not earliest or latest',
+    patch: { handlerDefaults: { startFrom: 'beginning' } },
+    path: 'handlerDefaults.startFrom',
+    message: `${M}option "handlerDefaults.startFrom" must be "earliest" or "latest" (got "beginning")`,
+  },
+  {
     name: 'handlerDefaults misspelt key',
     patch: { handlerDefaults: { batchsize: 10 } },
     path: 'handlerDefaults.batchsize',

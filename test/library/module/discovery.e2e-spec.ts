@@ -6,8 +6,14 @@ import {
   Injectable,
   type INestApplicationContext,
   Scope,
+  UseInterceptors,
 } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
+import {
+  ExactlyOnce,
+  ExactlyOnceInterceptor,
+  PostgresExactlyOnceModule,
+} from '@redis-stream-coordinator/nestjs/postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bootContext, invoke, shardMessage } from './fixtures.js';
 import {
@@ -187,6 +193,73 @@ describe('handler discovery', () => {
     expect(error).toBeInstanceOf(InvalidStreamHandlerError);
     expect((error as Error).message).toBe(
       '@StreamShardHandler on SlowRetryHandler.handle: option "retry.initialDelayMs" must not be greater than "maxDelayMs" (got 2000, with maxDelayMs 1000); raise maxDelayMs or lower initialDelayMs',
+    );
+  });
+
+  it('refuses @ExactlyOnce() with ordering "key" (also from handlerDefaults) and on a batch handler', async () => {
+    // the pool connects lazily: no query runs before the explorer refuses the handler
+    const postgres = PostgresExactlyOnceModule.forRoot({
+      connectionString: 'postgres://postgres@127.0.0.1:5432/test',
+    });
+    @Injectable()
+    class KeyOrderedEffects {
+      @StreamShardHandler('orders', { ordering: 'key' })
+      @ExactlyOnce()
+      handle(): void {}
+    }
+    const own = await bootFailure({ imports: [postgres], providers: [KeyOrderedEffects] });
+    expect(own).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((own as Error).message).toContain(
+      'KeyOrderedEffects.handle: has @ExactlyOnce() with ordering "key"',
+    );
+    @Injectable()
+    class DefaultOrderedEffects {
+      @StreamShardHandler('orders')
+      @ExactlyOnce()
+      handle(): void {}
+    }
+    const inherited = await bootFailure(
+      { imports: [postgres], providers: [DefaultOrderedEffects] },
+      { handlerDefaults: { ordering: 'key' } },
+    );
+    expect((inherited as Error).message).toContain('with ordering "key"');
+    @Injectable()
+    class BatchEffects {
+      @StreamShardHandler('orders', { batch: { maxSize: 10 } })
+      @ExactlyOnce()
+      handle(): void {}
+    }
+    const batch = await bootFailure({ imports: [postgres], providers: [BatchEffects] });
+    expect((batch as Error).message).toContain(
+      'BatchEffects.handle: has @ExactlyOnce() on a batch handler',
+    );
+    // review finding B: the public interceptor applied by hand is refused the same way
+    @Injectable()
+    class InterceptedBatchEffects {
+      @StreamShardHandler('orders', { batch: { maxSize: 10 } })
+      @UseInterceptors(ExactlyOnceInterceptor)
+      handle(): void {}
+    }
+    const intercepted = await bootFailure({
+      imports: [postgres],
+      providers: [InterceptedBatchEffects],
+    });
+    expect(intercepted).toBeInstanceOf(InvalidStreamHandlerError);
+    expect((intercepted as Error).message).toContain(
+      'InterceptedBatchEffects.handle: has @UseInterceptors(ExactlyOnceInterceptor) on a batch handler',
+    );
+    @Injectable()
+    @UseInterceptors(ExactlyOnceInterceptor)
+    class InterceptedKeyOrderedEffects {
+      @StreamShardHandler('orders', { ordering: 'key' })
+      handle(): void {}
+    }
+    const classLevel = await bootFailure({
+      imports: [postgres],
+      providers: [InterceptedKeyOrderedEffects],
+    });
+    expect((classLevel as Error).message).toContain(
+      'InterceptedKeyOrderedEffects.handle: has @UseInterceptors(ExactlyOnceInterceptor) with ordering "key"',
     );
   });
 

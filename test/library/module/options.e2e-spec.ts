@@ -147,6 +147,11 @@ describe('StreamCoordinatorModule options', () => {
       retry: { initialDelayMs: 100, maxDelayMs: 1000, multiplier: 2 },
       deadLetter: true,
       nonRetryable: [],
+      ordering: 'shard',
+      maxConcurrency: 16,
+      maxBufferedEntries: 200,
+      batch: undefined,
+      startFrom: 'earliest',
     });
     expect(resolved.logger).toBeInstanceOf(Logger);
     expect(resolved.metrics).toBe(false);

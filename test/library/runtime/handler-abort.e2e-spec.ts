@@ -1,9 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  MemberRuntimeEvents,
-  ShardReleasedError,
-  type StreamShardContext,
-} from '@redis-stream-coordinator/nestjs';
+import { ShardReleasedError, type StreamShardContext } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import type { DescribedGroup, StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorApi, CoordinatorProcess } from '../../support/coordinator-process.js';

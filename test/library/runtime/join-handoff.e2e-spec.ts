@@ -1,10 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import {
-  MemberRuntime,
-  StreamCoordinatorModule,
-  StreamShardHandler,
-} from '@redis-stream-coordinator/nestjs';
+import { StreamCoordinatorModule, StreamShardHandler } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorProcess, TEST_TOKENS } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';

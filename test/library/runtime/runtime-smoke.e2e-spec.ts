@@ -5,8 +5,8 @@ import {
   StreamCoordinatorModule,
   StreamProducer,
   StreamShardHandler,
-  MemberRuntime,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CoordinatorApi,

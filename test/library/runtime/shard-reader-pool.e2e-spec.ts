@@ -1,4 +1,4 @@
-import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
+import { createRedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { describe, expect, it } from 'vitest';
 import { JSON_PAYLOAD_SERIALIZER } from '../../../libs/stream-coordinator/src/data-plane/json-payload.serializer.js';
 import type { StreamHandlerDefinition } from '../../../libs/stream-coordinator/src/discovery/stream-handler-definition.interface.js';

@@ -1,13 +1,13 @@
 import { Injectable, type INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
-  MemberRuntime,
   StreamCoordinatorModule,
   type StreamCoordinatorModuleOptions,
   StreamProducer,
   StreamShardHandler,
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
+import { MemberRuntime } from '@redis-stream-coordinator/nestjs/internal';
 import {
   type MemberHealthOptions,
   StreamCoordinatorHealthIndicator,

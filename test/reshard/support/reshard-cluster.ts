@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import {
+  createRedisConnection,
+  type RedisConnection,
+} from '@redis-stream-coordinator/nestjs/internal';
 import {
   type GroupEventEntry,
   KeySpace,

@@ -333,6 +333,30 @@ describe('invariant checker', () => {
     expect(report.results.singleOwner.byKind).toEqual({ 'concurrent-in-member': 1 });
   });
 
+  it('single owner, ordering key: different keys of a shard at once pass, one key at once fails', () => {
+    const c0: ProducedMessage = { key: 'c', seq: 0, shard: 0, id: '2-5' };
+    const input = clean();
+    const overlapOtherKey = checkInvariants(
+      {
+        ...input,
+        produced: [...produced, c0],
+        handled: [...input.handled, h('A', c0, 11, 16)],
+        acks: [...(input.acks ?? []), ack('A', 0, ['2-5'], 17)],
+      },
+      { ordering: 'key' },
+    );
+    expect(overlapOtherKey.results.singleOwner.byKind).toEqual({});
+    expect(overlapOtherKey.ok).toBe(true);
+    const sameKey = checkInvariants(
+      {
+        ...input,
+        handled: [h('A', a0, 10, 13), h('A', a1, 12, 14), h('B', a2, 120, 121), h('C', b0, 10, 12)],
+      },
+      { ordering: 'key' },
+    );
+    expect(sameKey.results.singleOwner.byKind).toEqual({ 'key-concurrent-in-member': 1 });
+  });
+
   it('zombie safety: a handling started after the shard was lost', () => {
     const input = clean();
     const report = checkInvariants({
@@ -432,6 +456,40 @@ describe('invariant checker', () => {
     expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 1 });
   });
 
+  it('duplicates: an ack Redis lost brings the entry back to its member at the same count', () => {
+    const input = clean();
+    // C handled b#0 well before the copy, acked it inside the lost window (Redis forgot the ack),
+    // and after the restart handed it again at delivery 1 (a key-ordered reader counts no
+    // delivery for an entry it acked)
+    const run: InvariantInput = {
+      ...input,
+      handled: [
+        ...input.handled.filter((x) => x.m !== 'C'),
+        h('C', b0, 10, 12),
+        h('C', b0, 60, 61),
+      ],
+      acks: [
+        ...(input.acks ?? []).filter((a) => a.m !== 'C'),
+        { ...ack('C', 1, ['1-0'], 38.5), t0: T + 38 },
+        { ...ack('C', 1, ['1-0'], 62.5), t0: T + 62 },
+      ],
+      redisRollbacks: [{ snapshotAt: T + 40, killedAt: T + 50 }],
+    };
+    const report = checkInvariants(run);
+    expect(report.results.duplicates.byKind).toEqual({});
+    expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 1 });
+    // another member handing it at the same count is not explained by that
+    const other = checkInvariants({
+      ...run,
+      handled: [
+        ...input.handled.filter((x) => x.m !== 'C'),
+        h('C', b0, 10, 12),
+        h('D', b0, 60, 61),
+      ],
+    });
+    expect(other.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
+  });
+
   it('zombie safety: a handling in a window whose event-log entries Redis lost is unverifiable, only there', () => {
     const input = clean();
     const run = { ...input, handled: [...input.handled, h('A', a2, 150, 151, 2)] };
@@ -446,6 +504,76 @@ describe('invariant checker', () => {
       redisRollbacks: [{ snapshotAt: T + 160, killedAt: T + 170 }],
     });
     expect(before.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+  });
+
+  it('zombie safety: the tail of a batch read under a grant Redis lost is explained, only that', () => {
+    const input = clean();
+    // C owns shard 1 until 100 (released in the log); the copy is taken at 140, C is granted
+    // shard 1 again at 145 (lost with the window), reads b#0 and b#1 in one batch, starts b#0 at
+    // 146; Redis is killed at 150 and comes back without the grant; C goes on with b#1 at 160
+    // (its ack is refused by the restored fence: no ack record)
+    const b1: ProducedMessage = { key: 'b', seq: 1, shard: 1, id: '2-0' };
+    const run: InvariantInput = {
+      ...input,
+      produced: [...produced, b1],
+      handled: [...input.handled, h('C', b0, 146, 151, 2), h('C', b1, 160, 161)],
+      ownership: [own('A', 0, 0, 100), own('B', 0, 110, null), own('C', 1, 0, 100)],
+      redisRollbacks: [{ snapshotAt: T + 140, killedAt: T + 150 }],
+    };
+    const report = checkInvariants(run);
+    expect(report.results.zombieSafety.byKind).toEqual({});
+    expect(report.results.zombieSafety.notes).toMatchObject({
+      unverifiableLostEvents: 1,
+      readBeforeRollback: 1,
+    });
+    // without the rollback both handlings are violations
+    const plain = checkInvariants({ ...run, redisRollbacks: [] });
+    expect(plain.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 2 });
+    // an ack of the tail that Redis accepted means the fence named C: no excuse
+    const acked = checkInvariants({
+      ...run,
+      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 162), t0: T + 161.5 }],
+    });
+    expect(acked.results.zombieSafety.byKind).toEqual({
+      'handled-without-ownership': 1,
+      'acked-without-ownership': 1,
+    });
+    // C granted shard 1 again at 300 handles b#1 again and acks it: that ack is the later
+    // handling's, the tail stays explained
+    const regranted = checkInvariants({
+      ...run,
+      handled: [...run.handled, h('C', b1, 310, 311, 2)],
+      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 313), t0: T + 312 }],
+      ownership: [...(run.ownership ?? []), own('C', 1, 300, null)],
+    });
+    expect(regranted.results.zombieSafety.byKind).toEqual({});
+    expect(regranted.results.zombieSafety.notes).toMatchObject({ readBeforeRollback: 1 });
+    // a member still handling long after the kill is a zombie, not a batch's tail
+    const late = checkInvariants({
+      ...run,
+      handled: [...input.handled, h('C', b0, 146, 151, 2), h('C', b1, 150 + 10_001, 150 + 10_002)],
+    });
+    expect(late.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+    // an entry written after the kill cannot have been read before it
+    const newer: ProducedMessage = { ...b1, id: `${T + 151}-0` };
+    const later = checkInvariants({
+      ...run,
+      produced: [...produced, newer],
+      handled: [...input.handled, h('C', b0, 146, 151, 2), h('C', newer, 160, 161)],
+    });
+    expect(later.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+    // nor does it explain a member whose last handling in the window the timeline covers, or
+    // one that handled nothing of the shard in the window
+    const covered = checkInvariants({
+      ...run,
+      ownership: [own('A', 0, 0, 100), own('B', 0, 110, null), own('C', 1, 0, 148)],
+    });
+    expect(covered.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
+    const noneInWindow = checkInvariants({
+      ...run,
+      handled: [...input.handled, h('C', b1, 160, 161)],
+    });
+    expect(noneInWindow.results.zombieSafety.byKind).toEqual({ 'handled-without-ownership': 1 });
   });
 
   it('builds the ownership timeline from the event log', () => {

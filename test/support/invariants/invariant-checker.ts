@@ -14,6 +14,11 @@ import type {
 } from './invariant-report.types.js';
 import { ViolationLog } from './violation-log.js';
 
+/** How long after a rollback's kill a handling can still be the tail of a batch read before it. */
+const READ_TAIL_MAX_MS = 10_000;
+/** How many handlings such a tail can hold: more than any read batch or key-ordered buffer. */
+const READ_TAIL_MAX_HANDLINGS = 1_000;
+
 /**
  * Checks a run of the stream coordinator against its delivery invariants.
  *
@@ -46,7 +51,8 @@ import { ViolationLog } from './violation-log.js';
  *    crash) as `shardChangesUnverified`.
  * 3. **singleOwner** — on one shard, no two committed handlings of different members overlap in
  *    time; and one member's handlings of one shard (committed or not) never overlap (a shard's
- *    messages are handled one after another). Only committed handlings count across members
+ *    messages are handled one after another) — with `ordering: 'key'`, one member's handlings of
+ *    one key never overlap (different keys of a shard are handled at once). Only committed handlings count across members
  *    because a handler cannot be pre-empted: a member that is frozen (SIGSTOP) or cut off
  *    inside a handler loses the shard while the call is in flight, and finishes it later, while
  *    the new owner already works on the shard. That late call is not the shard's progress: its
@@ -82,9 +88,14 @@ import { ViolationLog } from './violation-log.js';
  * kill, is counted as `redisRollback`, not `same-delivery` (Redis lost the delivery and its
  * count). The event-log entries of a lost window are gone too, so a handling started or an ack
  * sent in it that the timeline does not cover is counted as `unverifiableLostEvents` in zombie
- * safety. Single owner holds there too, with one exception noted as `redisRollback`: a member
- * frozen in a handler started before the copy, whose shard went to another member in the lost
- * window, acks that handling after the restart, which brought its fence back. The other member's
+ * safety, and so is the tail of a batch its member read in the window under a grant the
+ * timeline lacks and went on handling after the kill (`readBeforeRollback`: handlings of entries
+ * older than the kill, never acked — after the restart the fence refuses the acks — each after a
+ * handling of the shard the member started in the window or one of the same kind; a member the
+ * restored fence names is in the timeline, and its acks get through). Single owner holds there
+ * too, with one exception noted as `redisRollback`: a member frozen in a handler started before
+ * the copy, whose shard went to another member in the lost window, acks that handling after the
+ * restart, which brought its fence back. The other member's
  * handling counts as undone (not a violation) only when it started in the window, the timeline
  * has no grant of the shard to its member then (the grant's entry was lost), and every ack of it
  * was sent before the kill and answered after the copy; and when the earlier handling started
@@ -135,9 +146,13 @@ class CheckContext {
   readonly acks: AckRecord[] | null;
   readonly slack: number;
   readonly maxExamples: number;
+  /** The workers' `ordering`: with `key`, one member handles different keys of a shard at once. */
+  readonly ordering: 'shard' | 'key';
   readonly produced = new Map<string, ProducedMessage>();
   /** message → handlings, by start time. */
   readonly handlingsOf = new Map<string, HandledRecord[]>();
+  /** member|shard → its handlings, by start time. */
+  readonly handledBy = new Map<string, HandledRecord[]>();
   /** message → earliest ack time. */
   readonly ackedAt = new Map<string, number>();
   /** message → earliest time an ack of it was sent (`t0`, else `t`). */
@@ -171,6 +186,7 @@ class CheckContext {
   ) {
     this.slack = options.clockSlackMs ?? 5;
     this.maxExamples = options.maxExamples ?? 20;
+    this.ordering = options.ordering ?? 'shard';
     this.crashWindow = options.crashWindowMs ?? 3000;
     for (const c of input.crashes ?? []) push(this.crashesOf, c.memberId, c.at);
     for (const list of this.crashesOf.values()) list.sort((a, b) => a - b);
@@ -185,7 +201,10 @@ class CheckContext {
       const key = msgKey(p.shard, p.id);
       if (!this.lostByRedis.has(key)) this.produced.set(key, p);
     }
-    for (const h of this.handled) push(this.handlingsOf, msgKey(h.s, h.id), h);
+    for (const h of this.handled) {
+      push(this.handlingsOf, msgKey(h.s, h.id), h);
+      push(this.handledBy, `${h.m}|${h.s}`, h);
+    }
     for (const a of this.acks ?? []) {
       const byId = getOrCreate(this.acksBy, `${a.m}|${a.s}`, () => new Map<string, number[]>());
       push(this.ackBatchesBy, `${a.m}|${a.s}`, { t: a.t, sent: a.t0 ?? a.t });
@@ -274,6 +293,54 @@ class CheckContext {
     );
   }
 
+  /**
+   * Whether `h`, started after a rollback's kill while the timeline shows its member without the
+   * shard, handles an entry its member read before the kill under a grant Redis then lost (see
+   * {@link checkInvariants}): the entry existed before the kill (its id's millisecond part is
+   * Redis' time), `h` was not acked by its member (after the restart the fence refuses it: a
+   * member the restored fence named would have got its acks through), and the member's previous
+   * handling of the shard started in the rollback's window, with no grant in the timeline (the
+   * grant's entry was lost), or is such a handling itself — the tail of a batch read in the
+   * window, whose reads and acks stopped at the kill.
+   */
+  readBeforeRollback(h: HandledRecord): boolean {
+    if (this.acks === null || this.ackedItself(h)) return false;
+    const list = this.handledBy.get(`${h.m}|${h.s}`) ?? [];
+    const at = list.indexOf(h);
+    const ms = Number(h.id.split('-')[0]);
+    return this.rollbacks.some((r) => {
+      if (h.t0 <= r.killedAt + this.slack || ms > r.killedAt) return false;
+      // bounded: a tail is at most what one reader holds (a read batch, a key-ordered buffer),
+      // handled soon after the kill; a member still at it later is a zombie, not a tail
+      if (h.t0 > r.killedAt + READ_TAIL_MAX_MS) return false;
+      for (let i = at - 1; i >= 0 && at - i <= READ_TAIL_MAX_HANDLINGS; i--) {
+        const prev = list[i] as HandledRecord;
+        if (prev.t0 < r.snapshotAt - this.slack) return false;
+        if (prev.t0 <= r.killedAt + this.slack)
+          return this.covering(prev.m, prev.s, prev.t0) === undefined;
+        const prevMs = Number(prev.id.split('-')[0]);
+        if (this.ackedItself(prev) || prevMs > r.killedAt) return false;
+        if (this.covering(prev.m, prev.s, prev.t0) !== undefined) return false;
+      }
+      return false;
+    });
+  }
+
+  /**
+   * Whether an ack of `h` by its member got through: an ack record of the member listing the id,
+   * sent after `h` ended and before the member's next handling of the entry (a later ack is that
+   * handling's).
+   */
+  ackedItself(h: HandledRecord): boolean {
+    const next = (this.handlingsOf.get(msgKey(h.s, h.id)) ?? []).find(
+      (o) => o.m === h.m && o.t0 > h.t0,
+    );
+    return (this.ackRecordsBy.get(`${h.m}|${h.s}`) ?? []).some((a) => {
+      const sent = a.t0 ?? a.t;
+      return a.a.includes(h.id) && a.t >= h.t1 && (next === undefined || sent < next.t0);
+    });
+  }
+
   /** An ack of a message whose delivery Redis may have lost, sent before its last handling ended. */
   ackOfLostDelivery(key: string, a: AckRecord): boolean {
     if (!this.deliveryLost.has(key)) return false;
@@ -287,10 +354,27 @@ class CheckContext {
     if (this.deliveryLost.has(msgKey(h.s, h.id))) return true;
     return this.rollbacks.some(
       (r) =>
-        prev.t0 >= r.snapshotAt - this.slack &&
-        prev.t0 <= r.killedAt + this.slack &&
-        h.t0 >= r.killedAt - this.slack,
+        h.t0 >= r.killedAt - this.slack &&
+        ((prev.t0 >= r.snapshotAt - this.slack && prev.t0 <= r.killedAt + this.slack) ||
+          (h.m === prev.m && this.ackSentInWindow(prev, r))),
     );
+  }
+
+  /**
+   * Whether `h`'s member sent its ack of `h` in `r`'s lost window: Redis forgot that ack, so the
+   * entry came back pending to the same member at the count it had, and a key-ordered reader,
+   * which counts no delivery for an entry it acked, hands it again at that count.
+   */
+  ackSentInWindow(h: HandledRecord, r: RedisRollback): boolean {
+    return (this.ackRecordsBy.get(`${h.m}|${h.s}`) ?? []).some((a) => {
+      const sent = a.t0 ?? a.t;
+      return (
+        a.a.includes(h.id) &&
+        a.t >= h.t1 &&
+        sent >= r.snapshotAt - this.slack &&
+        sent <= r.killedAt + this.slack
+      );
+    });
   }
 
   /**
@@ -491,9 +575,12 @@ function checkSingleOwner(ctx: CheckContext): InvariantResult {
   const log = new ViolationLog('singleOwner', 'single owner per shard', ctx.maxExamples);
   const byShard = new Map<number, HandledRecord[]>();
   const byMemberShard = new Map<string, HandledRecord[]>();
+  // (ordering 'key': one member handles different keys of a shard at once, one key at a time —
+  // checked per key then; different members still never overlap on a shard)
+  const perKey = ctx.ordering === 'key';
   for (const h of ctx.handled) {
     if (ctx.committed(h)) push(byShard, h.s, h);
-    push(byMemberShard, `${h.m}|${h.s}`, h);
+    push(byMemberShard, perKey ? `${h.m}|${h.s}|${h.k}` : `${h.m}|${h.s}`, h);
   }
   let checked = 0;
   for (const [shard, list] of byShard) {
@@ -526,7 +613,7 @@ function checkSingleOwner(ctx: CheckContext): InvariantResult {
       const h = list[i] as HandledRecord;
       if (h.t0 < prev.t1) {
         log.add(
-          'concurrent-in-member',
+          perKey ? 'key-concurrent-in-member' : 'concurrent-in-member',
           () =>
             `${h.m} shard ${h.s}: ${h.k}#${h.q} started at ${fmt(h.t0)} before ${prev.k}#${prev.q} ended at ${fmt(prev.t1)}`,
         );
@@ -557,6 +644,8 @@ function checkZombieSafety(ctx: CheckContext): InvariantResult {
     const owned = covering(h.m, h.s, h.t0);
     if (!owned && ctx.inLostWindow(h.t0)) {
       log.note('unverifiableLostEvents');
+    } else if (!owned && ctx.readBeforeRollback(h)) {
+      log.note('readBeforeRollback');
     } else if (!owned) {
       log.add(
         'handled-without-ownership',

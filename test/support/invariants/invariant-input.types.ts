@@ -169,4 +169,9 @@ export interface InvariantOptions {
    * the ack, the process died before recording it). Default 3000 ms.
    */
   readonly crashWindowMs?: number;
+  /**
+   * The workers' `ordering` (default `shard`). With `key`, single owner checks that one member
+   * handles one key at a time instead of one shard at a time; per-key order is checked alike.
+   */
+  readonly ordering?: 'shard' | 'key';
 }

@@ -112,6 +112,10 @@ const schema = z
       })
       .optional()
       .default('log'),
+    LOG_FORMAT: z
+      .enum(['text', 'json'], { message: 'LOG_FORMAT must be text or json' })
+      .optional()
+      .default('text'),
   })
   .superRefine((env, ctx) => {
     if (env.HEARTBEAT_INTERVAL_MS >= env.SESSION_TIMEOUT_MS) {
@@ -187,6 +191,8 @@ export interface CoordinatorConfig {
    */
   readonly reshardIdleGroupGraceMs: number;
   readonly logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** `text` (Nest's console format) or `json` (one JSON object per line, for log shippers). */
+  readonly logFormat: 'text' | 'json';
   /** Whose `X-Forwarded-For` sets a member's `clientHost` (default: nobody's, the socket address). */
   readonly trustProxy: TrustProxy;
 }
@@ -258,6 +264,7 @@ export function loadCoordinatorConfig(env: NodeJS.ProcessEnv = process.env): Coo
     redisStartupTimeoutMs: e.REDIS_STARTUP_TIMEOUT_MS,
     reshardIdleGroupGraceMs: e.RESHARD_IDLE_GROUP_GRACE_MS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     trustProxy: e.TRUST_PROXY,
   };
 }

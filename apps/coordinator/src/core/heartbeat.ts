@@ -205,6 +205,21 @@ function findOrCreateMember(
     return { member: findExistingMember(txn, req), isNew: false, replaced: null };
 
   const existing = txn.members.get(req.memberId);
+  if (
+    existing &&
+    existing.memberEpoch !== -2 &&
+    req.runId !== undefined &&
+    existing.runId !== null &&
+    existing.runId !== req.runId
+  ) {
+    // Another process joins under the id a live member holds (two processes given the same
+    // fixed member id): refused until that member leaves or its session expires. The same
+    // process rejoining after a fence sends its own run id and is let in.
+    throw new CoordinatorError(
+      'MEMBER_ID_IN_USE',
+      `member id "${req.memberId}" is held by a live member of another process (run ${existing.runId}); give each process its own member id, or wait until that member leaves or its session expires`,
+    );
+  }
   if (req.instanceId !== undefined) {
     const holderId = txn.staticMemberId(req.instanceId);
     if (existing && existing.instanceId !== null && existing.instanceId !== req.instanceId) {
@@ -309,6 +324,7 @@ function updateMetadata(
     instanceId: req.instanceId ?? member.instanceId,
     rackId: req.rackId ?? member.rackId,
     clientHost: clientHost ?? member.clientHost,
+    runId: req.runId ?? member.runId,
     subscribedStreams:
       req.subscribedStreams !== undefined
         ? normaliseStreams(req.subscribedStreams)
@@ -320,6 +336,7 @@ function updateMetadata(
     next.instanceId === member.instanceId &&
     next.rackId === member.rackId &&
     next.clientHost === member.clientHost &&
+    next.runId === member.runId &&
     sameStreams(next.subscribedStreams, member.subscribedStreams) &&
     next.rebalanceTimeoutMs === member.rebalanceTimeoutMs &&
     next.assignor === member.assignor;

@@ -11,6 +11,8 @@ export interface MemberRecord {
   readonly instanceId: string | null;
   readonly rackId: string | null;
   readonly clientHost: string | null;
+  /** The member process's run id (`runId` of its join), or `null` for a member that sent none. */
+  readonly runId: string | null;
   /** Sorted, duplicate-free. */
   readonly subscribedStreams: readonly string[];
   readonly rebalanceTimeoutMs: number;
@@ -38,6 +40,7 @@ export function newMember(
     instanceId: null,
     rackId: null,
     clientHost: null,
+    runId: null,
     subscribedStreams: [],
     rebalanceTimeoutMs: 0,
     assignor: null,

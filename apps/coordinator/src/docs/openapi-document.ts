@@ -121,7 +121,7 @@ export function buildOpenApiDocument(maxShards: number): Record<string, unknown>
             }),
             '404': errorResponse('GROUP_ID_NOT_FOUND'),
             '409': errorResponse(
-              'UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, MAX_GROUPS_REACHED',
+              'UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, MEMBER_ID_IN_USE, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, MAX_GROUPS_REACHED',
             ),
           },
           schemaOf(heartbeatRequestSchema),

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { type StartupRetryOptions, untilRedisAnswers } from '../redis/redis-startup.js';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { Logger } from '@nestjs/common';
 import { AssignorRegistry } from '../assignor-plugins/assignor.registry.js';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';

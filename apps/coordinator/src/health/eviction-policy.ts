@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
-import { withTimeout } from '@redis-stream-coordinator/nestjs/internal';
+import { type RedisConnection, withTimeout } from '@redis-stream-coordinator/nestjs/internal';
 import { Cluster, type Redis } from 'ioredis';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 

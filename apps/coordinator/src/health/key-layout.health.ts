@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
-import { withTimeout } from '@redis-stream-coordinator/nestjs/internal';
+import { type RedisConnection, withTimeout } from '@redis-stream-coordinator/nestjs/internal';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { KEY_SPACE } from '../store/store.tokens.js';
 import { KeyLayoutMigration } from '../key-layout/key-layout-migration.js';

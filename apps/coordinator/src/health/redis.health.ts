@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
 import {
+  type RedisConnection,
   pingRedis,
   unreachableReason,
   withTimeout,

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
 import type { Redis } from 'ioredis';
 import { activeShardIds, type StreamRecord } from '../core/streams/stream-record.js';

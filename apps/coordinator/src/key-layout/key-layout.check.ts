@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { type StartupRetryOptions, untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';

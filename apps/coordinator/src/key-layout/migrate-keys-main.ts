@@ -1,4 +1,4 @@
-import { createRedisConnection } from '@redis-stream-coordinator/nestjs';
+import { createRedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { KeyLayoutMigration } from './key-layout-migration.js';
 

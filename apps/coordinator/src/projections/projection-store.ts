@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs';
+import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs/internal';
 import type { ProjectedGroup } from './group-projection.js';
 
 /**

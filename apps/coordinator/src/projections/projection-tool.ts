@@ -1,4 +1,4 @@
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { describeGroup } from '../groups/group-describer.js';
 import { KeyLayoutMigration } from '../key-layout/key-layout-migration.js';

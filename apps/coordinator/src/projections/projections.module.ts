@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { GroupsModule } from '../groups/groups.module.js';
 import { GROUP_STORE, KEY_SPACE } from '../store/store.tokens.js';
 import { COORDINATOR_REDIS } from '../redis/redis.tokens.js';

@@ -1,6 +1,9 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { createRedisConnection, type RedisConnection } from '@redis-stream-coordinator/nestjs';
-import { closeConnection } from '@redis-stream-coordinator/nestjs/internal';
+import {
+  createRedisConnection,
+  type RedisConnection,
+  closeConnection,
+} from '@redis-stream-coordinator/nestjs/internal';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from './redis.tokens.js';

@@ -5,7 +5,7 @@ import {
   shardGateKey,
   shardMetaKey,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs';
+import { runScript, type LuaScript } from '@redis-stream-coordinator/nestjs/internal';
 import type { OwnershipChange } from '../core/group-transaction.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import type { FenceStamp } from './fence-stamp.js';

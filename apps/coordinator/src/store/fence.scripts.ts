@@ -1,4 +1,4 @@
-import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
 
 /**
  * Data-plane fence writes. KEYS[1] is a shard's meta hash (`<shardKey>:meta`, same hash tag as

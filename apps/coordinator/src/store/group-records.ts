@@ -22,6 +22,8 @@ interface StoredMember {
   pr: Record<string, number[]>;
   rs: number | null;
   j: number;
+  /** Absent in records written before run ids. */
+  run?: string;
 }
 
 /** Serialises a member record for the `members` hash. */
@@ -31,6 +33,7 @@ export function encodeMember(m: MemberRecord): string {
     iid: m.instanceId,
     rack: m.rackId,
     host: m.clientHost,
+    ...(m.runId !== null ? { run: m.runId } : {}),
     subs: [...m.subscribedStreams],
     rto: m.rebalanceTimeoutMs,
     asg: m.assignor,
@@ -53,6 +56,7 @@ export function decodeMember(json: string): MemberRecord {
     instanceId: s.iid,
     rackId: s.rack,
     clientHost: s.host,
+    runId: s.run ?? null,
     subscribedStreams: s.subs,
     rebalanceTimeoutMs: s.rto,
     assignor: s.asg,

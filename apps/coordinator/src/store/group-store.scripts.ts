@@ -1,4 +1,4 @@
-import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
 
 /**
  * Lua scripts of the group store. Every script touches only the keys of one group, which share

@@ -3,7 +3,7 @@ import { groupEventEntry } from './event-entry.codec.js';
 import { LAST_STREAM_ID } from './stream-ids.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { runScript } from '@redis-stream-coordinator/nestjs';
+import { runScript } from '@redis-stream-coordinator/nestjs/internal';
 import { GroupState } from '../core/group-state.js';
 import type { GroupTransaction, OwnershipChange } from '../core/group-transaction.js';
 import {

@@ -1,10 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
-import { runScript } from '@redis-stream-coordinator/nestjs';
-import { parseXinfoGroups } from '@redis-stream-coordinator/nestjs/internal';
+import { runScript, parseXinfoGroups } from '@redis-stream-coordinator/nestjs/internal';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
 import { deleteShardKeys } from './fence-writer.js';
-import { OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
+import { CLEAR_RESHARD_ORIGIN_SCRIPT, OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
 
 /**
  * Sets a new shard's meta hash `state=open` unless a step already closed it (a shard id is opened
@@ -29,15 +28,36 @@ export class ShardDataPlane {
   /**
    * Marks new shards writable (`state=open`) — only a shard that was never opened or is open
    * already: a shard a later step closed stays closed (a replica resuming a stale `preparing`
-   * must not reopen it). Resolves with the shards refused because they are closed.
+   * must not reopen it). Resolves with the shards refused because they are closed. Each opened
+   * shard's meta hash also records `origin=reshard` (before the layout naming it is published):
+   * a member creating a group's consumer group on it starts at its first entry even with
+   * `startFrom: 'latest'`, as the messages moved into it are not new, until {@link clearOrigin}
+   * removes the marker when the reshard completes.
    */
   async open(stream: string, shards: readonly number[]): Promise<number[]> {
     const refused = await Promise.all(
-      shards.map(async (id) =>
-        (await openShardMeta(this.redis, this.metaKey(stream, id))) ? [] : [id],
-      ),
+      shards.map(async (id) => {
+        const meta = this.metaKey(stream, id);
+        if (!(await openShardMeta(this.redis, meta))) return [id];
+        await this.redis.hset(meta, 'origin', 'reshard');
+        return [];
+      }),
     );
     return refused.flat();
+  }
+
+  /**
+   * Removes `origin=reshard` from the shards' meta hashes, as the reshard completes (before the
+   * record saying so is written, so a completed reshard never leaves it behind): the groups the
+   * reshard knew have their consumer groups at `0` already, and a group created afterwards starts
+   * where its `startFrom` says, on these shards as on any other. Idempotent.
+   */
+  async clearOrigin(stream: string, shards: readonly number[]): Promise<void> {
+    await Promise.all(
+      shards.map((id) =>
+        runScript(this.redis, CLEAR_RESHARD_ORIGIN_SCRIPT, [this.metaKey(stream, id)]),
+      ),
+    );
   }
 
   /** Refuses further writes to shards (`state=closed`): producers get STALE_ROUTING and refresh. */

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';

@@ -5,7 +5,7 @@ import {
   shardMetaKey,
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
-import { runScript } from '@redis-stream-coordinator/nestjs';
+import { runScript } from '@redis-stream-coordinator/nestjs/internal';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import {
   activeShardIds,
@@ -149,7 +149,7 @@ export class StreamRegistry implements StreamCatalog {
         shards: ids.map((id) => ({ id, state: 'active', parents: [], createdAt: now })),
         routing: lost.routing,
       };
-      await this.openShards(record, ids);
+      await this.openShards(record, ids, 'restored');
       const data = {
         shards: ids.length,
         shardIds: ids,
@@ -164,12 +164,23 @@ export class StreamRegistry implements StreamCatalog {
   /**
    * Marks shards writable in the data plane (their meta hash `state=open`), except those a reshard
    * closed meanwhile (a creator that lost the race must not reopen them; its write then fails).
+   * With `origin` (a restore), each opened shard's meta hash also records `origin=<origin>`
+   * before the record naming it is written, so a `startFrom: 'latest'` group's first acquire
+   * still starts at the shard's first entry: what producers wrote between the restore and that
+   * acquire is not skipped (docs/protocol.md §12.3).
    */
-  async openShards(record: StreamRecord, ids: readonly number[]): Promise<void> {
+  async openShards(
+    record: StreamRecord,
+    ids: readonly number[],
+    origin?: 'restored',
+  ): Promise<void> {
     await Promise.all(
-      ids.map((id) =>
-        openShardMeta(this.redis, shardMetaKey(this.keys.shardKey(record.stream, id))),
-      ),
+      ids.map(async (id) => {
+        const meta = shardMetaKey(this.keys.shardKey(record.stream, id));
+        if ((await openShardMeta(this.redis, meta)) && origin) {
+          await this.redis.hset(meta, 'origin', origin);
+        }
+      }),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { LuaScript } from '@redis-stream-coordinator/nestjs';
+import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
 
 /**
  * Compare-and-set write of one stream record. KEYS: 1 streams hash, 2 catalog version counter,
@@ -53,6 +53,21 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'open' then return 1 end
 if state then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open')
+return 1
+`,
+};
+
+/**
+ * Forgets that a reshard created a shard once the reshard is complete: KEYS[1] its meta hash.
+ * Deletes `origin` only when it is `reshard` (a restored shard keeps its `restored`); returns 1
+ * when it deleted it, 0 otherwise. Repeating it changes nothing (docs/protocol.md §12.3).
+ */
+export const CLEAR_RESHARD_ORIGIN_SCRIPT: LuaScript = {
+  name: 'rscCoordClearReshardOrigin',
+  numberOfKeys: 1,
+  lua: `
+if redis.call('HGET', KEYS[1], 'origin') ~= 'reshard' then return 0 end
+redis.call('HDEL', KEYS[1], 'origin')
 return 1
 `,
 };

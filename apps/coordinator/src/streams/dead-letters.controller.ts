@@ -1,5 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { DeadLetterArgumentError, type DeadLetterService } from '@redis-stream-coordinator/nestjs';
+import {
+  DeadLetterArgumentError,
+  type DeadLetterService,
+} from '@redis-stream-coordinator/nestjs/internal';
 import type {
   DeadLetterEntry,
   DeadLetterFilter,

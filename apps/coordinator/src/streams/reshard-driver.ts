@@ -313,7 +313,11 @@ export class ReshardDriver {
         break;
       }
       case 'completing':
-        if (fullyMirrored(r)) next = finishReshard(next);
+        if (fullyMirrored(r)) {
+          // New shards stop forcing new consumer groups to 0 (docs/protocol.md §12.3).
+          await this.data.clearOrigin(stream, r.toShards);
+          next = finishReshard(next);
+        }
         break;
     }
     if (next === base) return false;

@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import { DeadLetterService, type RedisConnection } from '@redis-stream-coordinator/nestjs';
+import { DeadLetterService, type RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import type { GroupCoordinator } from '../groups/group-coordinator.js';

@@ -1,7 +1,6 @@
-import type { GroupEventEntry } from '@redis-stream-coordinator/nestjs/protocol';
+import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { groupEventEntry } from '../store/event-entry.codec.js';
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
-import type { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 
 /**
  * The newest `count` entries of a group's event log, oldest first (`XREVRANGE`, so reading the

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '@redis-stream-coordinator/nestjs';
+import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { groupFigures } from '@redis-stream-coordinator/nestjs/metrics';
 
 /** Lag and pending of one shard for one group (`null`: unknown). */

@@ -14,8 +14,6 @@ export const STREAM_COORDINATOR_RAW_OPTIONS = 'STREAM_COORDINATOR:RAW_OPTIONS';
 /**
  * Token of the validated options with every default filled
  * ({@link ResolvedStreamCoordinatorOptions}). Inject it with `@InjectStreamCoordinatorOptions()`.
- *
- * @publicApi
  */
 export const STREAM_COORDINATOR_OPTIONS = 'STREAM_COORDINATOR:OPTIONS';
 
@@ -79,6 +77,11 @@ export const STREAM_SHARD_HANDLER_DEFAULTS = {
   retry: { initialDelayMs: 100, maxDelayMs: 5_000, multiplier: 2 },
   deadLetter: true,
   nonRetryable: [],
+  ordering: 'shard',
+  maxConcurrency: 16,
+  maxBufferedEntries: 200,
+  batch: undefined,
+  startFrom: 'earliest',
 } as const;
 
 /**
@@ -92,10 +95,40 @@ export const OPTION_LIMITS = {
   shutdownTimeoutMs: { min: 1, max: 3_600_000 },
   requestTimeoutMs: { min: 1, max: 600_000 },
   concurrency: { min: 1, max: 1024 },
+  maxConcurrency: { min: 1, max: 1024 },
+  maxBufferedEntries: { min: 1, max: 100_000 },
   batchSize: { min: 1, max: 10_000 },
+  batchMaxSize: { min: 1, max: 10_000 },
+  batchMaxWaitMs: { min: 0, max: 60_000 },
   blockMs: { min: 1, max: 300_000 },
   maxDeliveries: { min: 1, max: 1000 },
   retryDelayMs: { min: 0, max: 3_600_000 },
   retryMultiplier: { min: 1, max: 100 },
   metricsSampleIntervalMs: { min: 100, max: 3_600_000 },
 } as const;
+
+/**
+ * Metadata key `@ExactlyOnce()` (the `/postgres` entry point) sets on a handler method; read by
+ * the handler explorer to refuse options exactly-once cannot keep its promise under.
+ *
+ * @internal
+ */
+export const EXACTLY_ONCE_METADATA = 'rsc:exactly-once';
+
+/**
+ * Marks `ExactlyOnceInterceptor` (a static property of the class set to `true`), so the handler
+ * explorer recognises it among a handler's interceptors without importing `/postgres`.
+ *
+ * @internal
+ */
+export const EXACTLY_ONCE_INTERCEPTOR_MARKER: unique symbol = Symbol.for(
+  'rsc:exactly-once-interceptor',
+);
+
+/**
+ * Token of the `ExactlyOnceAppliedCheck` `PostgresExactlyOnceModule` provides (optional: absent
+ * without the `/postgres` entry point), so the handler explorer can use it without importing `pg`.
+ *
+ * @internal
+ */
+export const EXACTLY_ONCE_APPLIED_CHECK = 'STREAM_COORDINATOR:EXACTLY_ONCE_APPLIED_CHECK';

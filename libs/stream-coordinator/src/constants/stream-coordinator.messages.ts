@@ -5,7 +5,11 @@
  * @internal
  */
 
-/** One problem found in a set of options. @internal */
+/**
+ * One problem found in a set of options (see `InvalidModuleOptionsError.issues`).
+ *
+ * @publicApi
+ */
 export interface OptionIssue {
   /** Dotted path of the option (`handlerDefaults.batchSize`); empty for the options object. */
   readonly path: string;
@@ -50,6 +54,19 @@ export const INVALID_HANDLER_OPTIONS = (issues: readonly OptionIssue[]): string 
 /** Reason: the decorator was put on something that is not an instance method. @internal */
 export const NOT_A_METHOD = (kind: 'property' | 'class' | 'static method' | 'accessor'): string =>
   `the decorator applies to instance methods only, but was applied to ${kind === 'accessor' ? 'an' : 'a'} ${kind}; move it to a method of an @Injectable() provider or a controller`;
+
+/**
+ * Reason: `@ExactlyOnce()` on a handler whose entries of one shard do not settle in id order (the
+ * offsets row records the last applied id of a shard, so a later id settling first would make an
+ * earlier one look applied). @internal
+ */
+export const EXACTLY_ONCE_NEEDS_SHARD_ORDER = (
+  option: 'ordering' | 'batch',
+  declared = '@ExactlyOnce()',
+): string =>
+  option === 'ordering'
+    ? `has ${declared} with ordering "key": exactly-once records the last applied entry id per shard, so entries of one shard must settle in id order; use ordering "shard" (the default)`
+    : `has ${declared} on a batch handler: exactly-once applies one entry per transaction; drop \`batch\` or write the batch in your own transaction`;
 
 /** Reason: a non-singleton host the library cannot build per message. @internal */
 export const NON_STATIC_HOST = (className: string, scope: string): string =>

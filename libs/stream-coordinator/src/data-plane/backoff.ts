@@ -1,19 +1,17 @@
 import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 
-/** Backoff options with every field set. @publicApi */
+/** Backoff options with every field set. */
 export type ResolvedBackoff = Required<RetryBackoffOptions>;
 
 /**
  * A source of random numbers in [0, 1), as `Math.random` (the default everywhere; tests inject
- * their own). @publicApi
+ * their own).
  */
 export type RandomSource = () => number;
 
 /**
  * The capped exponential ceiling of the delay after `failures` consecutive failures
  * (1 = first failure): `min(maxDelayMs, initialDelayMs × multiplier^(failures − 1))`.
- *
- * @publicApi
  */
 export function backoffCeiling(backoff: ResolvedBackoff, failures: number): number {
   const exponent = Math.max(0, failures - 1);
@@ -25,8 +23,6 @@ export function backoffCeiling(backoff: ResolvedBackoff, failures: number): numb
  * Full jitter: a delay drawn uniformly from [0, `ceilingMs`]. Every retry and reconnect delay
  * of the library goes through it, so a fleet that failed at the same moment (a Redis or
  * coordinator restart) does not retry in lockstep. A source value outside [0, 1] is clamped.
- *
- * @publicApi
  */
 export function fullJitter(ceilingMs: number, random: RandomSource = Math.random): number {
   const draw = random();
@@ -40,8 +36,6 @@ export function fullJitter(ceilingMs: number, random: RandomSource = Math.random
  * The delay before the next try after `failures` consecutive failures (1 = first failure): full
  * jitter over {@link backoffCeiling}, i.e. uniformly random in
  * [0, `min(maxDelayMs, initialDelayMs × multiplier^(failures − 1))`].
- *
- * @publicApi
  */
 export function backoffDelay(
   backoff: ResolvedBackoff,
@@ -54,8 +48,6 @@ export function backoffDelay(
 /**
  * Waits `ms`, or less when `signal` aborts. Resolves `true` when the full delay elapsed and
  * `false` when it was cut short. Never rejects.
- *
- * @publicApi
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   if (signal?.aborted) return Promise.resolve(false);

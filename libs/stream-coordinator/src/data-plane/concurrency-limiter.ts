@@ -4,8 +4,6 @@ import { SemaphoreReleaseError } from '../errors/data-plane/semaphore-release.er
  * Caps how many handler calls run at once across several shard readers (each reader runs at
  * most one at a time; the limiter bounds the sum). Readers call `tryAcquire()` and, when it
  * returns `false`, `acquire(signal)`; they call `release()` once per successful acquire.
- *
- * @publicApi
  */
 export interface ConcurrencyLimiter {
   /** Takes a permit if one is free, synchronously. */
@@ -28,8 +26,6 @@ interface Waiter {
 
 /**
  * A counting semaphore: the default {@link ConcurrencyLimiter}.
- *
- * @publicApi
  */
 export class Semaphore implements ConcurrencyLimiter {
   private free: number;

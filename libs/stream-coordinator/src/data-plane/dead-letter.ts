@@ -15,8 +15,6 @@ const MAX_PROPERTY_DEPTH = 7;
 
 /**
  * What a dead-letter entry records.
- *
- * @publicApi
  */
 export interface DeadLetterInput {
   /** The original entry's `field, value, …` list (its key/payload/headers are copied as is). */
@@ -41,8 +39,6 @@ export interface DeadLetterInput {
  * `errorName` (the error's class name), `errorProperties` (its own enumerable properties as a
  * JSON object, at most 4096 characters, when it has any), `stack` (trimmed to 2000 characters,
  * when known), `deliveryCount`, `memberId` and `failedAt` (ISO-8601).
- *
- * @publicApi
  */
 export function deadLetterFields(input: DeadLetterInput): Array<string | Buffer> {
   const original = rawEntryFields(input.fields);
@@ -83,7 +79,7 @@ export function deadLetterFields(input: DeadLetterInput): Array<string | Buffer>
   return fields;
 }
 
-/** Normalizes anything thrown into an `Error`. @publicApi */
+/** Normalizes anything thrown into an `Error`. */
 export function toError(thrown: unknown): Error {
   if (thrown instanceof Error) return thrown;
   return new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${safeString(thrown)}`);

@@ -24,8 +24,6 @@ import { ShardMessage } from './shard-message.js';
  * when the handler first reads `message.payload` (a handler that never reads it never pays for
  * it); a payload that fails then makes that read throw {@link UndecodableEntryError}, and the
  * entry is dead-lettered whatever the handler did next.
- *
- * @publicApi
  */
 export const ENTRY_FIELDS = { key: 'key', payload: 'payload', headers: 'headers' } as const;
 
@@ -38,8 +36,6 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * The decoded `key`/`payload`/`headers` fields of an entry as raw bytes (any may be missing).
- *
- * @publicApi
  */
 export interface RawEntryFields {
   key?: Buffer;
@@ -49,8 +45,6 @@ export interface RawEntryFields {
 
 /**
  * The field/value arguments of one entry, for `XADD` (or the publish script).
- *
- * @publicApi
  */
 export function encodeEntryFields(
   key: string,
@@ -67,7 +61,6 @@ export function encodeEntryFields(
  * The `headers` field value: JSON text, or `''` when there are no headers.
  *
  * @throws TypeError when a header value is not a string.
- * @publicApi
  */
 export function encodeHeaders(headers: Readonly<Record<string, string>> | undefined): string {
   if (headers === undefined) return '';
@@ -85,8 +78,6 @@ export function encodeHeaders(headers: Readonly<Record<string, string>> | undefi
 
 /**
  * Picks the `key`, `payload` and `headers` fields out of a flat `field, value, …` list.
- *
- * @publicApi
  */
 export function rawEntryFields(fields: readonly Buffer[]): RawEntryFields {
   const out: RawEntryFields = {};
@@ -105,7 +96,6 @@ export function rawEntryFields(fields: readonly Buffer[]): RawEntryFields {
  * decoded here; the payload when the message's `payload` is first read (see {@link ShardMessage}).
  *
  * @throws UndecodableEntryError when the entry has no `key` or `payload`, or bad `headers`.
- * @publicApi
  */
 export function decodeEntry(
   id: string,

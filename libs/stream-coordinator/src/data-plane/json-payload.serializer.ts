@@ -22,5 +22,5 @@ export class JsonPayloadSerializer implements PayloadSerializer {
   }
 }
 
-/** Shared default instance. @publicApi */
+/** Shared default instance. */
 export const JSON_PAYLOAD_SERIALIZER: PayloadSerializer = new JsonPayloadSerializer();

@@ -9,12 +9,18 @@ import type { ShardMessage } from './shard-message.js';
 import type { ResolvedShardReaderOptions } from './shard-reader.options.js';
 import type { DeadLetterReason, ShardReaderCounters } from './shard-reader.types.js';
 
+/** How long one already-applied check may take before the reader's watchdog counts it late. */
+const CHECK_EXPECTED_MS = 10_000;
+
 /**
  * What became of one entry: `ack` — handled (or dead-lettered / dropped), acknowledge it;
  * `skip` — it vanished (deleted or trimmed) while being retried, nothing to acknowledge;
- * `stop` — the reader is stopping, leave it pending for the next owner.
+ * `stop` — the reader is stopping before a handler call on this delivery, leave it pending for
+ * the next owner; `stop-failed` — the same, but a handler call ran on its current delivery (it
+ * failed and waits to be retried, or the give-up ended it): that delivery was spent, it must stay
+ * counted.
  */
-export type Outcome = 'ack' | 'skip' | 'stop';
+export type Outcome = 'ack' | 'skip' | 'stop' | 'stop-failed';
 
 /** What the runner needs from its reader. */
 export interface RunnerContext {
@@ -117,22 +123,26 @@ export class MessageRunner {
    * Fast path, step 2: the handler call {@link prepare} started threw `thrown`, or its read of
    * the payload failed (`message.payloadError`; `thrown` is then not looked at): continues as the
    * slow path does — an undecodable payload is dead-lettered at once (retrying cannot make it
-   * decodable) whatever the handler did next; a failure is logged, retried with backoff, then
-   * dead-lettered.
+   * decodable) whatever the handler did next, unless an exactly-once handler's dead-letter
+   * decision finds the entry applied (it committed before something read the payload); a failure
+   * is logged, retried with backoff, then dead-lettered.
    */
   failed(id: string, fields: Buffer[], message: ShardMessage, thrown: unknown): Promise<Outcome> {
     this.ctx.options.limiter?.release();
     this.ctx.handlerEnded(performance.now());
     const undecodable = message.payloadError;
     if (undecodable !== undefined) {
-      return this.deadLetterThenAck(id, fields, message.deliveryCount, 'undecodable', undecodable);
+      // (an exactly-once handler may have committed before the payload was read: decided first)
+      return this.deadLetterUnlessApplied(id, fields, message, 'undecodable', undecodable);
     }
     return this.afterFailure(id, fields, message, toError(thrown));
   }
 
   /** Processes the entry `id` with `fields`, delivered `deliveryCount` times so far. */
   run(id: string, fields: Buffer[], deliveryCount: number): Promise<Outcome> {
-    const { options } = this.ctx;
+    const { options, signal } = this.ctx;
+    // given up (stopping, or the shard is lost): left pending for the next owner
+    if (signal.aborted) return Promise.resolve('stop');
     let message: ShardMessage;
     try {
       message = decodeEntry(
@@ -150,7 +160,7 @@ export class MessageRunner {
       // Earlier deliveries ended without an ack (a crash, a lost shard): the message has had
       // its tries; it must not block the shard again.
       const error = new MaxDeliveriesExceededError(deliveryCount, options.maxDeliveries);
-      return this.deadLetterThenAck(id, fields, deliveryCount, 'max-deliveries', error);
+      return this.deadLetterUnlessApplied(id, fields, message, 'max-deliveries', error);
     }
     return this.deliver(id, fields, message);
   }
@@ -173,6 +183,12 @@ export class MessageRunner {
           this.ctx.handlerEnded(performance.now());
           return 'stop';
         }
+        if (signal.aborted) {
+          // aborted as the permit came (the shard is lost or given up): no handler call
+          limiter.release();
+          this.ctx.handlerEnded(performance.now());
+          return 'stop';
+        }
       }
       let failure: Error | undefined;
       this.lastHanded = message;
@@ -187,13 +203,7 @@ export class MessageRunner {
       this.ctx.handlerEnded(end);
       const undecodable = message.payloadError;
       if (undecodable !== undefined) {
-        return this.deadLetterThenAck(
-          id,
-          fields,
-          message.deliveryCount,
-          'undecodable',
-          undecodable,
-        );
+        return this.deadLetterUnlessApplied(id, fields, message, 'undecodable', undecodable);
       }
       if (failure === undefined) {
         counters.handled++;
@@ -241,10 +251,12 @@ export class MessageRunner {
       // The shard is being given up (revoke, fence, shutdown): the handler was told so through
       // its context's signal and may have stopped because of it. Not a failure of the message:
       // it stays pending, neither retried here nor dead-lettered; the next owner handles it.
+      // A handler call ran on this delivery, so it stays counted (`stop-failed`): a message whose
+      // handler only ends when aborted is not tried for free at every rebalance.
       options.logger.debug?.(
         `${this.label()}: handler stopped for entry ${id} while the shard is given up (${failure.message}); it stays pending`,
       );
-      return 'stop';
+      return 'stop-failed';
     }
     counters.failed++;
     options.logger.warn(
@@ -257,17 +269,16 @@ export class MessageRunner {
     }
     // then: dead-letter, or back off and redeliver
     if (failure instanceof NonRetryableError) {
-      await this.deadLetter(id, fields, message.deliveryCount, 'non-retryable', failure);
-      return 'ack';
+      return this.deadLetterUnlessApplied(id, fields, message, 'non-retryable', failure);
     }
     if (message.deliveryCount >= options.maxDeliveries) {
-      await this.deadLetter(id, fields, message.deliveryCount, 'max-deliveries', failure);
-      return 'ack';
+      return this.deadLetterUnlessApplied(id, fields, message, 'max-deliveries', failure);
     }
-    if (signal.aborted) return 'stop';
+    // (the handler call failed before the shard was given up: this delivery is spent)
+    if (signal.aborted) return 'stop-failed';
     const delay = backoffDelay(options.retry, message.deliveryCount, options.random);
     this.ctx.touch(delay);
-    if (!(await sleep(delay, signal))) return 'stop';
+    if (!(await sleep(delay, signal))) return 'stop-failed';
     counters.retried++;
     try {
       options.hooks.retried?.(message);
@@ -294,6 +305,69 @@ export class MessageRunner {
     }
   }
 
+  /**
+   * Dead-letters a decoded entry that ran out of deliveries or failed for good — unless the
+   * handler is exactly-once and the entry's effects were committed on an earlier delivery (a
+   * crash between commit and ack, a commit that reached the server while its client saw an
+   * error): that entry is acknowledged as handled, since a dead letter would claim a failure
+   * and replaying it would apply the effects twice.
+   */
+  private async deadLetterUnlessApplied(
+    id: string,
+    fields: Buffer[],
+    message: ShardMessage,
+    reason: DeadLetterReason,
+    error: Error,
+  ): Promise<Outcome> {
+    const check = this.ctx.options.alreadyApplied;
+    if (check !== undefined) {
+      const applied = await this.checkApplied(check, message);
+      if (applied === 'stop') return 'stop';
+      if (applied) {
+        this.ctx.counters.handled++;
+        this.ctx.options.logger.log(
+          `${this.label()}: entry ${id} was applied on an earlier delivery (${message.deliveryCount} deliveries, ${reason}: ${error.message}); acknowledging it instead of dead-lettering it`,
+        );
+        return 'ack';
+      }
+    }
+    return this.deadLetterThenAck(id, fields, message.deliveryCount, reason, error);
+  }
+
+  /**
+   * Asks `check` whether the entry was applied, until it answers: a failed check (the database
+   * unreachable) is logged and tried again with the retry backoff, the entry left pending —
+   * neither acknowledged (it may not be applied) nor dead-lettered (it may be) nor passed over
+   * (the shard's later entries would then be applied past it, and the offsets table would take
+   * it for applied). No attempt cap: the loop is bounded by the shard's ownership — it ends with
+   * `'stop'` when the reader stops (revoke, lost shard, shutdown) or the `beforeHandle` gate
+   * stops it (lease ran out); the next owner asks again. One check per backoff delay. The check
+   * gets the reader's signal and gives up when it fires (a check waiting for the offset row's
+   * lock would hold a revoke or a shutdown up to its `lock_timeout`): unknown, so `'stop'`.
+   */
+  private async checkApplied(
+    check: (message: ShardMessage, signal: AbortSignal) => Promise<boolean>,
+    message: ShardMessage,
+  ): Promise<boolean | 'stop'> {
+    const { options, signal } = this.ctx;
+    for (let attempt = 1; ; attempt++) {
+      options.beforeHandle?.(this.ctx.lastProgressAt());
+      if (signal.aborted) return 'stop';
+      this.ctx.touch(CHECK_EXPECTED_MS);
+      try {
+        return await check(message, signal);
+      } catch (thrown) {
+        if (signal.aborted) return 'stop';
+        const delay = backoffDelay(options.retry, attempt, options.random);
+        options.logger.warn(
+          `${this.label()}: could not check whether entry ${message.id} was applied (attempt ${attempt}): ${toError(thrown).message}; it stays pending, next check in ${Math.round(delay)} ms`,
+        );
+        this.ctx.touch(delay);
+        if (!(await sleep(delay, signal))) return 'stop';
+      }
+    }
+  }
+
   private async deadLetterThenAck(
     id: string,
     fields: Buffer[],
@@ -309,7 +383,7 @@ export class MessageRunner {
    * Writes the entry to the dead-letter stream (after a fence check, so a fenced member writes
    * none), or drops it when dead-lettering is off. The caller acknowledges it afterwards.
    */
-  private async deadLetter(
+  async deadLetter(
     id: string,
     fields: Buffer[],
     deliveryCount: number,

@@ -11,8 +11,9 @@ import { joinEntryIds } from './scripts/fence-check.lua.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
 import { RELEASE_CONSUMER_SCRIPT } from './scripts/release-consumer.script.js';
+import { UNCOUNT_SCRIPT } from './scripts/uncount.script.js';
 
-/** Every fenced data-plane script. @publicApi */
+/** Every fenced data-plane script. */
 export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
   CLAIM_SCRIPT,
@@ -20,6 +21,7 @@ export const DATA_PLANE_SCRIPTS: readonly LuaScript[] = [
   ACK_SCRIPT,
   REDELIVER_SCRIPT,
   RELEASE_CONSUMER_SCRIPT,
+  UNCOUNT_SCRIPT,
 ];
 
 /** What the reader tells {@link ShardCommands.claim} about the entries pending on its member. */
@@ -37,6 +39,11 @@ export interface ClaimContext {
    * already (its reply was lost): they are not counted again. 0 (default) otherwise.
    */
   readonly maybeTaken?: number;
+  /**
+   * `ordering: 'key'` (then `handed` is not used): the entries handed to the handler and not
+   * acknowledged, each at the count it was handed with (see the `claim` script).
+   */
+  readonly keyOrder?: { readonly handed: ReadonlyMap<string, number> };
 }
 
 /** Reply of {@link ShardCommands.ackBeforeRead}: entries acked, or -1 when orphans are pending. */
@@ -52,8 +59,6 @@ type XReadGroupReply = Array<[key: Buffer, entries: Array<[id: Buffer, fields: B
  * Reads are one plain `XREADGROUP` through this member's read gate (`gateKey`, see
  * `shardGateKey`): it delivers nothing unless the gate exists, which the coordinator ensures only
  * while the token names this member.
- *
- * @publicApi
  */
 export class ShardCommands {
   /** The shard's meta hash. */
@@ -73,11 +78,12 @@ export class ShardCommands {
   }
 
   /**
-   * Fence check, then gate check, then create the consumer group if missing. Resolves `ready`,
-   * or `no-gate` when the fence names this member but its read gate does not exist (yet).
+   * Fence check, then gate check, then create the consumer group if missing, at the shard's
+   * first entry (`start` `0`) or its next one (`$`; not on a shard a reshard created). Resolves
+   * `ready`, or `no-gate` when the fence names this member but its read gate does not exist (yet).
    */
-  async acquire(connection: RedisConnection): Promise<'ready' | 'no-gate'> {
-    const args = [this.key, this.gateKey, this.group, this.memberId];
+  async acquire(connection: RedisConnection, start: '0' | '$' = '0'): Promise<'ready' | 'no-gate'> {
+    const args = [this.key, this.gateKey, this.group, this.memberId, start];
     let reply: unknown;
     try {
       reply = await runScript(connection, ACQUIRE_SCRIPT, args, false);
@@ -91,7 +97,8 @@ export class ShardCommands {
    * Fence check, then take over up to `count` pending entries from `cursor` (the `claim`
    * script). Taking an entry counts a new delivery, except an entry pending on this member that
    * the current reader took or read and never handed to the handler (see {@link ClaimContext}):
-   * re-reading what the handler never saw is not a delivery.
+   * re-reading what the handler never saw is not a delivery. With `keyOrder`, an own entry is
+   * counted only when it was handed at its current count.
    */
   async claim(
     connection: RedisConnection,
@@ -99,15 +106,19 @@ export class ShardCommands {
     count: number,
     context: ClaimContext = {},
   ): Promise<ClaimReply> {
-    const { handed, foreignFrom, maybeTaken } = context;
-    const args = [
+    const { handed, foreignFrom, maybeTaken, keyOrder } = context;
+    const args: ScriptArgument[] = [
       cursor,
       count,
-      handed?.id ?? '',
+      keyOrder === undefined ? (handed?.id ?? '') : '',
       handed?.deliveryCount ?? 0,
       foreignFrom ?? '',
       maybeTaken ?? 0,
     ];
+    if (keyOrder !== undefined) {
+      args.push('key', keyOrder.handed.size);
+      for (const [id, deliveryCount] of keyOrder.handed) args.push(id, deliveryCount);
+    }
     const reply = (await this.run(connection, CLAIM_SCRIPT, args, true)) as [
       Buffer,
       RawStreamEntry[],
@@ -123,15 +134,16 @@ export class ShardCommands {
   /**
    * Fence check, XACK `acks`, then the orphan check (see the `ackBeforeRead` script): resolves
    * to the acked count, or {@link ORPHANS_PENDING} when entries are pending on this member that
-   * it never saw. Send it right before {@link read} on the same connection.
+   * it never saw (with `seenUpTo`: above that id). Send it right before {@link read} on the same
+   * connection.
    */
-  async ackBeforeRead(connection: RedisConnection, acks: readonly string[]): Promise<number> {
-    return (await this.run(
-      connection,
-      ACK_BEFORE_READ_SCRIPT,
-      [joinEntryIds(acks)],
-      false,
-    )) as number;
+  async ackBeforeRead(
+    connection: RedisConnection,
+    acks: readonly string[],
+    seenUpTo?: string,
+  ): Promise<number> {
+    const args = seenUpTo === undefined ? [joinEntryIds(acks)] : [joinEntryIds(acks), seenUpTo];
+    return (await this.run(connection, ACK_BEFORE_READ_SCRIPT, args, false)) as number;
   }
 
   /**
@@ -195,6 +207,22 @@ export class ShardCommands {
     const reply = (await this.run(connection, REDELIVER_SCRIPT, [id], true)) as
       [1, Buffer, Buffer[], number] | [0];
     return reply[0] === 1 ? [reply[1], reply[2], reply[3]] : null;
+  }
+
+  /**
+   * Fence check, then takes one delivery off each of `ids` still pending on this member (the
+   * `uncount` script). Resolves to how many were changed and the ids found deleted or trimmed
+   * (dropped from the pending list).
+   */
+  async uncount(
+    connection: RedisConnection,
+    ids: readonly string[],
+  ): Promise<{ changed: number; deletedIds: string[] }> {
+    const [changed, deleted] = (await this.run(connection, UNCOUNT_SCRIPT, ids, false)) as [
+      number,
+      string[],
+    ];
+    return { changed, deletedIds: deleted };
   }
 
   /**

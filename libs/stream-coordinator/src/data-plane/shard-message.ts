@@ -5,8 +5,6 @@ import type { StreamShardMessage } from '../interfaces/stream-shard-message.inte
 /**
  * The time part (ms since the epoch) of a stream entry id `<ms>-<seq>` (or `<ms>`); `NaN` when
  * it does not start with digits.
- *
- * @publicApi
  */
 export function entryIdTime(id: string): number {
   // digits up to the dash, without slicing (runs once per message read)
@@ -34,8 +32,6 @@ export function entryIdTime(id: string): number {
  *
  * Construct one with a decoded payload to unit-test a handler:
  * `new ShardMessage('1-0', 'orders', 0, 'customer-1', { total: 3 }, {}, 1)`.
- *
- * @publicApi
  */
 export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
   private publishedAtDate: Date | undefined;

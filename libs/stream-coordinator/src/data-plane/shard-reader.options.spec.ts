@@ -25,6 +25,9 @@ describe('resolveShardReaderOptions', () => {
       deadLetter: true,
       maxAckDelayMs: 1000,
       watchdogGraceMs: 3000,
+      ordering: 'shard',
+      maxConcurrency: 16,
+      maxBufferedEntries: 200,
     });
   });
 
@@ -38,5 +41,10 @@ describe('resolveShardReaderOptions', () => {
     expect(bad({ retry: { multiplier: 0.5 } })).toThrow(/"retry.multiplier" must be ≥ 1/);
     expect(bad({ retry: { initialDelayMs: 10, maxDelayMs: 5 } })).toThrow(/"retry.maxDelayMs"/);
     expect(bad({ handle: undefined as never })).toThrow(ShardReaderOptionsError);
+    expect(bad({ ordering: 'keys' as never })).toThrow(/"ordering" must be "shard" or "key"/);
+    expect(bad({ maxConcurrency: 0 })).toThrow(
+      /"maxConcurrency" must be an integer in \[1, 1024\]/,
+    );
+    expect(bad({ maxBufferedEntries: 0 })).toThrow(/"maxBufferedEntries"/);
   });
 });

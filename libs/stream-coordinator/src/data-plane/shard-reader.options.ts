@@ -2,6 +2,10 @@ import { ShardReaderOptionsError } from '../errors/data-plane/shard-reader-optio
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { RetryBackoffOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import type {
+  ResolvedStreamShardBatchOptions,
+  StreamShardBatchOptions,
+} from '../interfaces/stream-shard-batch.interface.js';
 import {
   OPTION_LIMITS,
   STREAM_SHARD_HANDLER_DEFAULTS as DEFAULTS,
@@ -15,8 +19,6 @@ import type { ShardLostReason, ShardReaderHooks } from './shard-reader.types.js'
 
 /**
  * Options of one {@link ShardReader} (one owned shard of one stream for one group).
- *
- * @publicApi
  */
 export interface ShardReaderOptions {
   /**
@@ -42,6 +44,16 @@ export interface ShardReaderOptions {
    * reject → retried, then dead-lettered.
    */
   handle: (message: StreamShardMessage) => Promise<void> | undefined;
+  /**
+   * Batch mode: messages go to {@link handleBatch} as arrays of up to `batch.maxSize`, in entry
+   * order (see `BatchRunner`); `handle` is not called. Default: off.
+   */
+  batch?: StreamShardBatchOptions;
+  /**
+   * The batch handler (with `batch`): resolves to nothing (all handled) or to a
+   * `StreamShardBatchResult` naming failed messages; rejects: the whole batch failed.
+   */
+  handleBatch?: (messages: readonly StreamShardMessage[]) => Promise<unknown>;
   /** Entries per read. Default 100. */
   batchSize?: number;
   /** How long one blocking read waits while the shard has nothing new. Default 2000 ms. */
@@ -52,6 +64,11 @@ export interface ShardReaderOptions {
   retry?: RetryBackoffOptions;
   /** Write messages past `maxDeliveries` to the dead-letter stream (else drop them). Default true. */
   deadLetter?: boolean;
+  /**
+   * Where the group's consumer group starts on this shard when the reader creates it (it does
+   * not exist yet): `earliest` (entry `0`) or `latest` (`$`). Default `earliest`.
+   */
+  startFrom?: 'earliest' | 'latest';
   /** Payload decoding. Default JSON. */
   serializer?: PayloadSerializer;
   /** Shared cap on concurrent handler calls across readers. Default: none. */
@@ -75,6 +92,17 @@ export interface ShardReaderOptions {
    */
   beforeHandle?: (now: number) => void;
   /**
+   * For an exactly-once handler: whether the entry's effects are already committed (recorded in
+   * the offsets table on an earlier delivery). Asked before the entry is dead-lettered for
+   * `maxDeliveries` or a failure (not when undecodable): an applied entry is acknowledged instead.
+   * `false` means the offsets table now records the entry as dead-lettered (no later attempt can
+   * apply it), so the reader must dead-letter it. A rejection leaves the entry pending; the check
+   * is tried again with backoff until it answers or the reader stops. `signal` is the reader's: the
+   * check should give up (reject) when it fires, so a revoke or a shutdown is not held up by it.
+   * Default: none (dead-letter as usual).
+   */
+  alreadyApplied?: (message: StreamShardMessage, signal?: AbortSignal) => Promise<boolean>;
+  /**
    * Extra time a Redis call may take beyond its expected duration before the watchdog
    * abandons the connection and creates a new one: a blocking read gets `blockMs` + this, any
    * other call this alone. Default 3000 ms.
@@ -93,29 +121,49 @@ export interface ShardReaderOptions {
   /** Backoff while the fence does not name this member yet. Default 25 ms ×2 up to 1 s. */
   acquireBackoff?: RetryBackoffOptions;
   /**
+   * `shard` (default): the shard's messages are handled strictly one after another, in entry
+   * order. `key`: messages of one routing key keep entry order, different keys of the shard are
+   * handled concurrently (up to {@link maxConcurrency}); see `KeyedDispatcher`.
+   */
+  ordering?: 'shard' | 'key';
+  /** With `ordering: 'key'`: most handler calls in flight at once on this shard. Default 16. */
+  maxConcurrency?: number;
+  /**
+   * With `ordering: 'key'`: most entries held (buffered plus in flight) on this shard; reads
+   * pause while it is reached. Default 200.
+   */
+  maxBufferedEntries?: number;
+  /**
    * Random source of the backoffs' full jitter (each delay is drawn from [0, its capped
    * exponential]). Default `Math.random`; tests inject their own.
    */
   random?: RandomSource;
 }
 
-/** {@link ShardReaderOptions} with every default applied. @publicApi */
+/** {@link ShardReaderOptions} with every default applied. */
 export interface ResolvedShardReaderOptions extends Required<
   Omit<
     ShardReaderOptions,
+    | 'batch'
+    | 'handleBatch'
     | 'limiter'
     | 'hooks'
     | 'onLost'
     | 'beforeHandle'
+    | 'alreadyApplied'
     | 'retry'
     | 'reconnectBackoff'
     | 'acquireBackoff'
   >
 > {
+  batch: ResolvedStreamShardBatchOptions | undefined;
+  handleBatch: ((messages: readonly StreamShardMessage[]) => Promise<unknown>) | undefined;
   limiter: ConcurrencyLimiter | undefined;
   hooks: ShardReaderHooks;
   onLost: ((reason: ShardLostReason) => void) | undefined;
   beforeHandle: ((now: number) => void) | undefined;
+  alreadyApplied:
+    ((message: StreamShardMessage, signal?: AbortSignal) => Promise<boolean>) | undefined;
   retry: ResolvedBackoff;
   reconnectBackoff: ResolvedBackoff;
   acquireBackoff: ResolvedBackoff;
@@ -131,7 +179,6 @@ const ACQUIRE_BACKOFF: ResolvedBackoff = { initialDelayMs: 25, maxDelayMs: 1000,
  * Applies defaults and validates.
  *
  * @throws ShardReaderOptionsError naming the first invalid option.
- * @publicApi
  */
 export function resolveShardReaderOptions(options: ShardReaderOptions): ResolvedShardReaderOptions {
   if (typeof options.createConnection !== 'function')
@@ -141,8 +188,24 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
     if (typeof options[name] !== 'string' || options[name] === '')
       fail(name, 'must be a non-empty string');
   }
+  let batch: ResolvedStreamShardBatchOptions | undefined;
+  if (options.batch !== undefined) {
+    if (typeof options.handleBatch !== 'function')
+      fail('handleBatch', 'must be a function when batch is set');
+    batch = {
+      maxSize: integer('batch.maxSize', options.batch.maxSize, 1, OPTION_LIMITS.batchMaxSize.max),
+      maxWaitMs: integer(
+        'batch.maxWaitMs',
+        options.batch.maxWaitMs ?? 0,
+        0,
+        OPTION_LIMITS.batchMaxWaitMs.max,
+      ),
+    };
+  }
   const resolved: ResolvedShardReaderOptions = {
     ...options,
+    batch,
+    handleBatch: options.handleBatch,
     shard: integer('shard', options.shard, 0),
     batchSize: integer(
       'batchSize',
@@ -154,19 +217,43 @@ export function resolveShardReaderOptions(options: ShardReaderOptions): Resolved
     maxDeliveries: integer('maxDeliveries', options.maxDeliveries ?? DEFAULTS.maxDeliveries, 1),
     retry: backoff('retry', options.retry, DEFAULTS.retry),
     deadLetter: options.deadLetter ?? DEFAULTS.deadLetter,
+    startFrom: options.startFrom ?? 'earliest',
     serializer: options.serializer ?? JSON_PAYLOAD_SERIALIZER,
     limiter: options.limiter,
     hooks: options.hooks ?? {},
     logger: options.logger ?? SILENT_LOGGER,
     onLost: options.onLost,
     beforeHandle: options.beforeHandle,
+    alreadyApplied: options.alreadyApplied,
     maxAckDelayMs: integer('maxAckDelayMs', options.maxAckDelayMs ?? 1000, 0),
     watchdogGraceMs: integer('watchdogGraceMs', options.watchdogGraceMs ?? 3000, 1),
     reconnectBackoff: backoff('reconnectBackoff', options.reconnectBackoff, RECONNECT_BACKOFF),
     acquireBackoff: backoff('acquireBackoff', options.acquireBackoff, ACQUIRE_BACKOFF),
     random: options.random ?? Math.random,
+    ordering: ordering(options.ordering),
+    maxConcurrency: integer(
+      'maxConcurrency',
+      options.maxConcurrency ?? DEFAULTS.maxConcurrency,
+      OPTION_LIMITS.maxConcurrency.min,
+      OPTION_LIMITS.maxConcurrency.max,
+    ),
+    maxBufferedEntries: integer(
+      'maxBufferedEntries',
+      options.maxBufferedEntries ?? DEFAULTS.maxBufferedEntries,
+      OPTION_LIMITS.maxBufferedEntries.min,
+      OPTION_LIMITS.maxBufferedEntries.max,
+    ),
   };
   return resolved;
+}
+
+function ordering(value: unknown): 'shard' | 'key' {
+  if (value === undefined) return DEFAULTS.ordering;
+  if (value !== 'shard' && value !== 'key') {
+    const got = typeof value === 'string' ? JSON.stringify(value) : typeof value;
+    fail('ordering', `must be "shard" or "key", got ${got}`);
+  }
+  return value;
 }
 
 function integer(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {

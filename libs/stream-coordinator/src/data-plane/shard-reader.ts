@@ -4,9 +4,11 @@ import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.
 import { ShardReadRefusedError } from '../errors/data-plane/shard-read-refused.error.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
+import { BatchRunner } from './batch-runner.js';
 import { toError } from './dead-letter.js';
 import { MessageRunner, type Outcome } from './message-runner.js';
 import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
+import { KeyedDispatcher } from './key-order/keyed-dispatcher.js';
 import { ReaderConnection } from './reader-connection.js';
 import { ORPHANS_PENDING, ShardCommands } from './shard-commands.js';
 import type { ShardMessage } from './shard-message.js';
@@ -57,6 +59,12 @@ function uncorkSockets(corked: readonly Corkable[]): void {
 /** Longest a stopping reader waits to remove its consumer from the group. */
 const RELEASE_CONSUMER_TIMEOUT_MS = 1000;
 
+/**
+ * With `ordering: 'key'`, the shortest a read blocks while handlers run (their acks ride on the
+ * next read, so a read blocks at most `maxAckDelayMs` then, but not less than this).
+ */
+const KEYED_MIN_BLOCK_MS = 10;
+
 /** Where the read loop resumes after an error. */
 type Phase = 'group' | 'claim' | 'read';
 
@@ -94,8 +102,6 @@ type Phase = 'group' | 'claim' | 'read';
  *   ack in front of every read sees the unseen pending entries and sends it there too;
  * - `stop()` is prompt (a blocked read is abandoned at once), waits for the in-flight handler,
  *   acknowledges what was handled and closes the connection.
- *
- * @publicApi
  */
 export class ShardReader {
   /** The options with defaults applied. */
@@ -117,6 +123,10 @@ export class ShardReader {
   private readonly commands: ShardCommands;
   private readonly connection: ReaderConnection;
   private readonly runner: MessageRunner;
+  /** With `ordering: 'key'`: runs the shard's entries by key (else `undefined`). */
+  private readonly keyed: KeyedDispatcher | undefined;
+  /** Batch mode (`options.batch`): hands the entries to the batch handler instead. */
+  private readonly batches: BatchRunner | undefined;
   private readonly abort = new AbortController();
   private currentStatus: ShardReaderStatus = 'idle';
   private running: Promise<void> | undefined;
@@ -163,6 +173,82 @@ export class ShardReader {
         this.progressDeadline = at + 2 * this.options.watchdogGraceMs;
       },
       touch: (expectedMs) => this.touch(expectedMs),
+    });
+    this.keyed = this.options.ordering === 'key' ? this.createKeyedDispatcher() : undefined;
+    this.batches = this.createBatchRunner();
+  }
+
+  /**
+   * `ordering: 'key'`: a runner of its own for the dispatcher (its handler calls overlap: the
+   * reader counts as busy while any runs), its handler wrapped to note what was handed.
+   */
+  private createKeyedDispatcher(): KeyedDispatcher {
+    let running = 0;
+    const handle = this.options.handle;
+    let dispatcher: KeyedDispatcher | undefined;
+    // aborted when the shard is lost (markLost, or the fence hit inside a dispatched entry)
+    const dispatch = new AbortController();
+    const runner = new MessageRunner({
+      options: {
+        ...this.options,
+        handle: (message) => {
+          dispatcher?.noteHanded(message as ShardMessage);
+          return handle(message);
+        },
+      },
+      commands: this.commands,
+      counters: this.counters,
+      signal: AbortSignal.any([this.abort.signal, dispatch.signal]),
+      call: (operation) => this.call(operation),
+      lastProgressAt: () => this.progressAt,
+      handlerStarted: (at) => {
+        if (running++ === 0) this.busy = at;
+      },
+      handlerEnded: (at) => {
+        if (--running === 0) this.busy = undefined;
+        this.progressAt = at;
+        this.progressDeadline = at + 2 * this.options.watchdogGraceMs;
+      },
+      touch: (expectedMs) => this.touch(expectedMs),
+    });
+    dispatcher = new KeyedDispatcher(
+      runner,
+      this.options.maxConcurrency,
+      this.options.maxBufferedEntries,
+      dispatch,
+    );
+    return dispatcher;
+  }
+
+  private createBatchRunner(): BatchRunner | undefined {
+    const { batch, handleBatch, watchdogGraceMs } = this.options;
+    if (batch === undefined || handleBatch === undefined) return undefined;
+    const runner = this.runner;
+    return new BatchRunner({
+      options: this.options,
+      commands: this.commands,
+      counters: this.counters,
+      signal: this.abort.signal,
+      call: (operation) => this.call(operation),
+      lastProgressAt: () => this.progressAt,
+      handlerStarted: (at) => {
+        this.busy = at;
+      },
+      handlerEnded: (at) => {
+        this.busy = undefined;
+        this.progressAt = at;
+        this.progressDeadline = at + 2 * watchdogGraceMs;
+      },
+      touch: (expectedMs) => this.touch(expectedMs),
+      batch,
+      handleBatch,
+      runner,
+      ack: async (ids) => {
+        for (const id of ids) this.acks.push(id);
+        if (this.progressAt - this.lastCallAt >= this.options.maxAckDelayMs) await this.flushAcks();
+      },
+      readMore: (count, blockMs) =>
+        this.guarded((c) => this.commands.read(c, count, blockMs), blockMs + watchdogGraceMs, true),
     });
   }
 
@@ -259,7 +345,11 @@ export class ShardReader {
     while (!this.abort.signal.aborted) {
       let waitingFor: string;
       try {
-        if ((await this.call((c) => this.commands.acquire(c))) === 'ready') return true;
+        // `startFrom` decides only on the first acquire: a consumer group that goes missing
+        // while the shard is owned (deleted by hand) is re-created at the start, so nothing
+        // written meanwhile is skipped.
+        const start = initial && this.options.startFrom === 'latest' ? '$' : '0';
+        if ((await this.call((c) => this.commands.acquire(c, start))) === 'ready') return true;
         waitingFor = `its read gate ${this.commands.gateKey}`;
         // The coordinator writes token and gate in one script, so this lasts only if the gate
         // was removed by hand, or the coordinator predates read gates.
@@ -298,6 +388,8 @@ export class ShardReader {
         }
         if (phase === 'claim') {
           this.setStatus('claiming');
+          // (key order: what is in flight settles first; the claim replays the rest in id order)
+          if (this.keyed !== undefined) await this.keyed.reset();
           await this.claimPending();
           if (this.abort.signal.aborted) break;
           this.setStatus('reading');
@@ -324,16 +416,24 @@ export class ShardReader {
   private async claimPending(): Promise<void> {
     let cursor = '0-0';
     do {
+      let count = this.options.batchSize;
+      if (this.keyed !== undefined) {
+        if (!(await this.waitForRoom(this.keyed))) return;
+        count = Math.min(count, this.keyed.room);
+      }
+      this.collectAcks();
       if (this.acks.length > 0) await this.flushAcks();
-      const handed = this.runner.lastHanded;
+      const keyed = this.keyed;
+      const handed = keyed === undefined ? this.runner.lastHanded : undefined;
       const foreignFrom = this.foreignFrom;
       const maybeTaken = this.maybeTaken;
       let reply: ClaimReply;
       try {
         reply = await this.call((c) =>
-          this.commands.claim(c, cursor, this.options.batchSize, {
+          this.commands.claim(c, cursor, count, {
             ...(handed === undefined ? {} : { handed }),
             ...(foreignFrom === undefined ? {} : { foreignFrom, maybeTaken }),
+            ...(keyed === undefined ? {} : { keyOrder: { handed: keyed.handed } }),
           }),
         );
       } catch (error) {
@@ -347,6 +447,7 @@ export class ShardReader {
         this.foreignFrom = reply.cursor === '0-0' ? undefined : reply.cursor;
         this.maybeTaken = 0;
       }
+      keyed?.forget(reply.deletedIds);
       if (reply.deletedIds.length > 0) {
         this.counters.missing += reply.deletedIds.length;
         this.options.logger.warn(
@@ -365,7 +466,17 @@ export class ShardReader {
    * run again (entries are pending on this member that it never saw).
    */
   private async readOnce(): Promise<boolean> {
-    const { batchSize, blockMs, watchdogGraceMs } = this.options;
+    let { batchSize, blockMs } = this.options;
+    const watchdogGraceMs = this.options.watchdogGraceMs;
+    const keyed = this.keyed;
+    if (keyed !== undefined) {
+      if (!(await this.waitForRoom(keyed))) return false;
+      batchSize = Math.min(batchSize, keyed.room);
+      if (keyed.busy) {
+        blockMs = Math.min(blockMs, Math.max(KEYED_MIN_BLOCK_MS, this.options.maxAckDelayMs));
+      }
+    }
+    this.collectAcks();
     const acks = this.acks;
     let orphans = false;
     let entries: RawStreamEntry[];
@@ -378,7 +489,10 @@ export class ShardReader {
           let acked: Promise<number>;
           let read: Promise<RawStreamEntry[]>;
           try {
-            acked = this.commands.ackBeforeRead(c, acks);
+            acked =
+              keyed === undefined
+                ? this.commands.ackBeforeRead(c, acks)
+                : this.commands.ackBeforeRead(c, acks, keyed.seenUpTo ?? '');
             read = this.commands.read(c, batchSize, blockMs);
           } finally {
             uncorkSockets(corked);
@@ -411,11 +525,20 @@ export class ShardReader {
       );
       return true;
     }
-    if (entries.length > 0) await this.handleBatch(entries);
+    if (entries.length > 0) await this.handleBatch(entries, true);
     return false;
   }
 
-  private async handleBatch(entries: readonly RawStreamEntry[]): Promise<void> {
+  private async handleBatch(entries: readonly RawStreamEntry[], fill = false): Promise<void> {
+    if (this.batches !== undefined) {
+      await this.batches.handle(entries, fill);
+      return;
+    }
+    if (this.keyed !== undefined) {
+      // key order: dispatched as their keys free up; the read loop goes on meanwhile
+      this.keyed.offer(entries);
+      return;
+    }
     const runner = this.runner;
     const handle = this.options.handle;
     const signal = this.abort.signal;
@@ -450,11 +573,41 @@ export class ShardReader {
       if (outcome === 'ack') {
         this.acks.push(id);
         if (this.progressAt - this.lastCallAt >= this.options.maxAckDelayMs) await this.flushAcks();
-      } else if (outcome === 'stop') return;
+      } else if (outcome !== 'skip') return;
     }
   }
 
+  /**
+   * `ordering: 'key'`: waits until the dispatcher has room for more entries, flushing the acks
+   * of what settled meanwhile every `maxAckDelayMs` (a fenced call: it notices a lost shard).
+   * Resolves `false` when the reader stops first; rethrows an error an entry's handling hit.
+   */
+  private async waitForRoom(keyed: KeyedDispatcher): Promise<boolean> {
+    const signal = this.abort.signal;
+    const { maxAckDelayMs } = this.options;
+    keyed.throwIfFailed();
+    while (keyed.room === 0) {
+      const waitMs = Math.max(KEYED_MIN_BLOCK_MS, maxAckDelayMs);
+      this.touch(waitMs);
+      await keyed.waitForSettle(waitMs, signal);
+      if (signal.aborted) return false;
+      keyed.throwIfFailed();
+      this.collectAcks();
+      if (this.acks.length > 0 && performance.now() - this.lastCallAt >= maxAckDelayMs) {
+        await this.flushAcks();
+      }
+    }
+    return !signal.aborted;
+  }
+
+  /** `ordering: 'key'`: moves the dispatcher's settled acks to the ones to send next. */
+  private collectAcks(): void {
+    if (this.keyed === undefined) return;
+    for (const id of this.keyed.takeAcks()) this.acks.push(id);
+  }
+
   private async flushAcks(): Promise<void> {
+    this.collectAcks();
     const acks = this.acks;
     const sentAt = performance.now();
     await this.call((c) => this.commands.ack(c, acks));
@@ -530,12 +683,19 @@ export class ShardReader {
   private markLost(error: FencedError): void {
     this.lost = { code: 'FENCED', currentOwner: error.currentOwner, message: error.message };
     this.acks = [];
+    // (before finish drains it: nothing more starts, permit waits and backoff sleeps end now)
+    this.keyed?.lose();
     this.currentStatus = 'lost';
     this.options.logger.warn(`${this.label}: shard lost: ${error.message}`);
   }
 
   /** Final acks (unless lost), close the connection, report. */
   private async finish(): Promise<void> {
+    if (this.keyed !== undefined) {
+      // every in-flight entry settles before the shard is released (revoke, shutdown, loss)
+      await this.keyed.drain();
+      if (this.lost === undefined) this.collectAcks();
+    }
     if (this.lost === undefined && this.acks.length > 0) {
       try {
         await this.flushAcks();
@@ -545,6 +705,7 @@ export class ShardReader {
         );
       }
     }
+    if (this.lost === undefined && this.keyed !== undefined) await this.uncountLeft(this.keyed);
     await this.releaseConsumer();
     await this.connection.close();
     const lost = this.lost;
@@ -559,6 +720,33 @@ export class ShardReader {
       this.options.onLost?.(lost);
     } catch (error) {
       this.options.logger.error(`${this.label}: onLost callback threw: ${toError(error).message}`);
+    }
+  }
+
+  /**
+   * `ordering: 'key'`, giving the shard up in order: takes a delivery off each entry left pending
+   * that no handler call counted for, since the next owner's claim counts one for every entry it
+   * takes over (see the `uncount` and `claim` scripts). Best effort, skipped while Redis calls fail:
+   * an entry left counted is only over-counted by one.
+   */
+  private async uncountLeft(keyed: KeyedDispatcher): Promise<void> {
+    const ids = keyed.uncounted();
+    if (ids.length === 0 || this.consecutiveErrors > 0 || this.connection.isDown()) return;
+    try {
+      const { deletedIds } = await this.connection.run(
+        (c) => this.commands.uncount(c, ids),
+        Math.min(RELEASE_CONSUMER_TIMEOUT_MS, this.options.watchdogGraceMs),
+      );
+      if (deletedIds.length > 0) {
+        this.counters.missing += deletedIds.length;
+        this.options.logger.warn(
+          `${this.label}: ${deletedIds.length} pending entries were deleted or trimmed before they were handled: ${deletedIds.slice(0, 10).join(', ')}`,
+        );
+      }
+    } catch (error) {
+      this.options.logger.debug?.(
+        `${this.label}: could not take back the deliveries of ${ids.length} entries left unhandled: ${toError(error).message}`,
+      );
     }
   }
 

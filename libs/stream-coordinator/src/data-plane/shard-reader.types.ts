@@ -6,8 +6,6 @@ import type { StreamShardMessage } from '../interfaces/stream-shard-message.inte
  * gate, creating the consumer group) → `claiming` (taking over and handling earlier owners' pending entries) →
  * `reading` (new entries) → `stopping` → `stopped`; or → `lost` when the fence moved.
  * After a Redis error it goes back to `claiming` once Redis answers again.
- *
- * @publicApi
  */
 export type ShardReaderStatus =
   'idle' | 'starting' | 'claiming' | 'reading' | 'stopping' | 'stopped' | 'lost';
@@ -15,8 +13,6 @@ export type ShardReaderStatus =
 /**
  * Why a reader gave its shard up on its own: Redis refused a fenced command because the
  * shard's fence names another member (or none).
- *
- * @publicApi
  */
 export interface ShardLostReason {
   code: 'FENCED';
@@ -29,16 +25,12 @@ export interface ShardLostReason {
  * Why a message went to the dead-letter stream: it failed `maxDeliveries` deliveries, it could
  * not be decoded, or its handler failed with a `NonRetryableError` (the last two at once,
  * without retries).
- *
- * @publicApi
  */
 export type DeadLetterReason = 'max-deliveries' | 'undecodable' | 'non-retryable';
 
 /**
  * Metric hooks of one reader (bind labels such as stream and shard when creating it). Hooks
  * must be cheap and must not throw; an error thrown by a hook is ignored.
- *
- * @publicApi
  */
 export interface ShardReaderHooks {
   /** A handler call resolved after `durationMs`. */
@@ -74,8 +66,6 @@ export interface ShardReaderHooks {
 
 /**
  * Running totals of one reader.
- *
- * @publicApi
  */
 export interface ShardReaderCounters {
   /** Handler calls that resolved. */

@@ -16,8 +16,6 @@ const MAX_ERROR_FILTER_LENGTH = 1000;
 /**
  * Reads one dead-letter stream entry (`deadLetterFields`) into its API shape. Missing or
  * malformed fields become `null`, so an entry written by an older version still shows.
- *
- * @publicApi
  */
 export function parseDeadLetterEntry(
   stream: string,
@@ -72,8 +70,6 @@ export function parseReplayMark(value: string | null | undefined): DeadLetterRep
 /**
  * Whether `entry` passes every field of `filter` (the time range is checked on the entry id,
  * which Redis set when the entry was dead-lettered).
- *
- * @publicApi
  */
 export function matchesDeadLetterFilter(entry: DeadLetterEntry, filter: DeadLetterFilter): boolean {
   if (filter.group !== undefined && entry.group !== filter.group) return false;
@@ -93,8 +89,6 @@ export function matchesDeadLetterFilter(entry: DeadLetterEntry, filter: DeadLett
 
 /**
  * Checks a filter's fields, or throws {@link DeadLetterArgumentError} naming the bad one.
- *
- * @publicApi
  */
 export function checkDeadLetterFilter(filter: DeadLetterFilter): DeadLetterFilter {
   if (typeof filter !== 'object' || filter === null) {

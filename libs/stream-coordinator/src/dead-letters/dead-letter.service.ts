@@ -33,8 +33,6 @@ import {
 
 /**
  * Options of a {@link DeadLetterService}.
- *
- * @publicApi
  */
 export interface DeadLetterServiceOptions {
   /** A command connection to the Redis of the stream (`createRedisConnection(options, 'command')`). */
@@ -53,8 +51,6 @@ export interface DeadLetterServiceOptions {
 /**
  * Which dead-letter entries a replay or purge takes: listed ids (at most 1000), or every entry
  * that passes a filter (at most `limit`, default 1000). A purge may also take `{ all: true }`.
- *
- * @publicApi
  */
 export type DeadLetterSelection =
   { ids: readonly string[] } | { filter: DeadLetterFilter; limit?: number };
@@ -84,8 +80,6 @@ const RAW_PAYLOAD: PayloadSerializer = {
  * precedes the publish makes concurrent replays publish an entry once; a replay that crashes
  * after publishing and before marking leaves a claim that is taken over after `claimLeaseMs`, so
  * the guarantee is at-least-once (consumers can deduplicate on the header).
- *
- * @publicApi
  */
 export class DeadLetterService {
   private readonly connection: RedisConnection;

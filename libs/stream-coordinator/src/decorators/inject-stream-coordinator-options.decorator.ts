@@ -3,8 +3,6 @@ import { STREAM_COORDINATOR_OPTIONS } from '../constants/stream-coordinator.cons
 
 /**
  * Injects the resolved module options (`ResolvedStreamCoordinatorOptions`).
- *
- * @publicApi
  */
 export const InjectStreamCoordinatorOptions = (): PropertyDecorator & ParameterDecorator =>
   Inject(STREAM_COORDINATOR_OPTIONS);

@@ -112,6 +112,22 @@ describe('@StreamShardHandler', () => {
     );
   });
 
+  it('rejects a bad ordering or maxConcurrency with InvalidStreamHandlerError', () => {
+    const error = thrown(() => {
+      class OrdersHandler {
+        @StreamShardHandler('orders', {
+          ordering: 'per-key',
+          maxConcurrency: 0,
+        } as unknown as StreamShardHandlerOptions)
+        handle(): void {}
+      }
+      return OrdersHandler;
+    });
+    expect(error.message).toBe(
+      '@StreamShardHandler on OrdersHandler.handle: option "ordering" must be "shard" or "key" (got "per-key"); also: option "maxConcurrency" must be an integer between 1 and 1024 (got 0)',
+    );
+  });
+
   it('keeps the nonRetryable exception classes themselves; rejects anything but classes', () => {
     class DomainError extends Error {}
     @Injectable()

@@ -5,6 +5,7 @@ import {
   ROUTE_ARGS_METADATA,
 } from '@nestjs/common/constants.js';
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
+import { UnsupportedBatchHandlerError } from '../errors/batch/unsupported-batch-handler.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
 import {
   SHARD_CONTEXT_PARAMS_METADATA,
@@ -32,7 +33,9 @@ import type {
 /**
  * Marks a method as the handler of one stream. The member runtime calls it for every message of
  * the shards of that stream the coordinator grants to this member: messages of one shard one after
- * another, different shards concurrently (up to `concurrency`). Resolving acknowledges the
+ * another, different shards concurrently (up to `concurrency`) — or, with `ordering: 'key'`,
+ * messages of one key one after another, different keys of a shard concurrently (up to
+ * `maxConcurrency` per shard). Resolving acknowledges the
  * message; throwing makes it redelivered per the retry policy, then dead-lettered after
  * `maxDeliveries`.
  *
@@ -79,6 +82,7 @@ export function StreamShardHandler(
     // all known here.
     const reason = checkParameters(target.constructor, methodKey);
     if (reason !== undefined) fail(reason);
+    if (options?.batch !== undefined) checkBatchParameters(target.constructor, methodKey);
 
     const metadata: StreamShardHandlerMetadata = {
       stream,
@@ -91,6 +95,21 @@ export function StreamShardHandler(
     Reflect.defineMetadata(ENTRY_PROVIDER_WATERMARK, true, target.constructor);
   };
   return decorator as MethodDecorator;
+}
+
+/**
+ * Refuses what a batch handler cannot support: a `@ShardMessage('field')` parameter picks a field
+ * of one message, while a batch handler receives an array.
+ */
+function checkBatchParameters(host: Function, key: string | symbol): void {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, host, key) ?? {}) as RouteArgsMetadata;
+  for (const [entryKey, entry] of Object.entries(args)) {
+    if (entryKey.includes(CUSTOM_ROUTE_ARGS_METADATA) || entry.data === undefined) continue;
+    throw new UnsupportedBatchHandlerError(
+      `${host.name}.${String(key)}`,
+      `parameter ${entry.index} is @ShardMessage(${JSON.stringify(entry.data)}), which picks a field of one message while a batch handler receives an array; use @ShardMessage() and read the field of each message`,
+    );
+  }
 }
 
 /** A copy the caller cannot change afterwards (the exception classes themselves are shared). */

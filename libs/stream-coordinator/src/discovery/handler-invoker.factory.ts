@@ -13,6 +13,7 @@ import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { probeGlobalEnhancers } from './global-enhancers.probe.js';
+import { withReportedFailures } from './reported-batch-failures.js';
 import {
   type DeclaredEnhancers,
   type HandlerParameterLayout,
@@ -26,8 +27,6 @@ import { StreamShardParamsFactory } from './stream-shard-params.factory.js';
  * direct path that returned synchronously (no promise, no Observable) gives `undefined` at once
  * instead of a promise — handled — and one that threw synchronously throws: callers `await` the
  * result either way, or skip the await when it is `undefined`.
- *
- * @publicApi
  */
 export type HandlerInvoke = (
   message: StreamShardMessage,
@@ -35,12 +34,23 @@ export type HandlerInvoke = (
 ) => Promise<void> | undefined;
 
 /**
+ * Calls a batch handler (`batch` option) with one shard's messages, in entry order. Resolves to
+ * what the handler returned (after interceptors; a `StreamShardBatchResult` or nothing), rejects
+ * when the whole batch failed.
+ */
+export type BatchHandlerInvoke = (
+  messages: readonly StreamShardMessage[],
+  context: StreamShardContext,
+) => Promise<unknown>;
+
+/** Either invoke, as built (the message argument is one message or a batch). */
+type AnyInvoke = (message: unknown, context: StreamShardContext) => Promise<unknown> | undefined;
+
+/**
  * How a handler is called:
  * - `direct`: the bound method itself, when no guard, interceptor, pipe or filter can apply;
  * - `pipeline`: through Nest's `ExternalContextCreator` (guards → interceptors → pipes →
  *   handler, with exception filters around it), as `@nestjs/microservices` calls its handlers.
- *
- * @publicApi
  */
 export type HandlerInvocationPath = 'direct' | 'pipeline';
 
@@ -78,6 +88,8 @@ export interface HandlerTarget {
  */
 export interface HandlerInvoker {
   readonly invoke: HandlerInvoke;
+  /** The batch call path: the handler's result is kept (see {@link BatchHandlerInvoke}). */
+  readonly invokeBatch: BatchHandlerInvoke;
   readonly prepare: () => HandlerInvocationPath;
 }
 
@@ -92,6 +104,11 @@ interface InvocationFrame {
   readonly running: Set<Promise<unknown>>;
   /** The method's last failure (a filter that handled nothing reports it as the cause). */
   failure?: { readonly error: unknown };
+  /**
+   * What the method's last successful call resolved to (batch handlers only): failures it
+   * reported in `batchItemFailures` count even if an interceptor reshaped the result.
+   */
+  returned?: { readonly value: unknown } | undefined;
 }
 
 /** What `lastValueFrom` resolves to for an Observable that completed without a value. */
@@ -166,17 +183,31 @@ export class HandlerInvokerFactory {
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
   ) {}
 
-  /** Creates the invoker of one handler (the call path is built lazily). */
-  create(target: HandlerTarget): HandlerInvoker {
+  /**
+   * Creates the invoker of one handler (the call path is built lazily); `prepare` builds the
+   * batch path for a batch handler.
+   */
+  create(target: HandlerTarget, batch = false): HandlerInvoker {
     let compiled: { path: HandlerInvocationPath; invoke: HandlerInvoke } | undefined;
-    const build = () => (compiled ??= this.build(target));
+    let batchCompiled: { path: HandlerInvocationPath; invoke: AnyInvoke } | undefined;
+    const build = () => (compiled ??= this.build(target, false) as typeof compiled & object);
+    const buildBatch = () => (batchCompiled ??= this.build(target, true));
     return {
       invoke: (message, context) => (compiled ?? build()).invoke(message, context),
-      prepare: () => build().path,
+      invokeBatch: (messages, context) =>
+        Promise.resolve((batchCompiled ?? buildBatch()).invoke(messages, context)),
+      prepare: () => (batch ? buildBatch() : build()).path,
     };
   }
 
-  private build(target: HandlerTarget): { path: HandlerInvocationPath; invoke: HandlerInvoke } {
+  /**
+   * Builds a call path. With `keepResult` (batch handlers) the invocation resolves to the
+   * handler's value; without, callers ignore it (a message handler's value means nothing).
+   */
+  private build(
+    target: HandlerTarget,
+    keepResult: boolean,
+  ): { path: HandlerInvocationPath; invoke: AnyInvoke } {
     const host = target.instance ?? target.prototype;
     const method = (host as Record<string, unknown>)[target.methodName] as AnyMethod;
     const classRef = (target.prototype as { constructor: Function }).constructor;
@@ -193,11 +224,17 @@ export class HandlerInvokerFactory {
       !layout.hasParameterPipes &&
       !layout.hasCustomParameters;
     if (direct && target.instance !== undefined) {
-      return { path: 'direct', invoke: directInvoke(target.instance, method, layout) };
+      return { path: 'direct', invoke: directInvoke(target.instance, method, layout, keepResult) };
     }
     return {
       path: 'pipeline',
-      invoke: this.pipelineInvoke(target, method, layout, declared.filters || global.filters),
+      invoke: this.pipelineInvoke(
+        target,
+        method,
+        layout,
+        declared.filters || global.filters,
+        keepResult,
+      ),
     };
   }
 
@@ -206,7 +243,8 @@ export class HandlerInvokerFactory {
     method: AnyMethod,
     layout: HandlerParameterLayout,
     withFilters: boolean,
-  ): HandlerInvoke {
+    keepResult: boolean,
+  ): AnyInvoke {
     const frames = this.frames;
     const contextIndexes = layout.context;
     const hasRouteArgs = layout.hasRouteArgs;
@@ -219,18 +257,26 @@ export class HandlerInvokerFactory {
       frame.reached = true;
       for (const index of contextIndexes) args[index] = frame.context;
       let result: unknown;
+      const record = (value: unknown): unknown => {
+        if (keepResult) frame.returned = { value };
+        return value;
+      };
       try {
         // an Observable, or one an async method resolves to, runs here to its last value: the
         // chain above sees a value, and the call counts as running until the stream settled
         const returned = settle(method.apply(this, args));
-        result = isPromiseLike(returned) ? Promise.resolve(returned).then(settle) : returned;
+        result = isPromiseLike(returned)
+          ? Promise.resolve(returned).then(settle).then(record)
+          : record(returned);
       } catch (error) {
         frame.failure = { error };
+        frame.returned = undefined;
         throw error;
       }
       if (isPromiseLike(result)) {
         const running = Promise.resolve(result).then(noop, (error: unknown) => {
           frame.failure = { error };
+          frame.returned = undefined;
         });
         frame.running.add(running);
         void running.then(() => frame.running.delete(running));
@@ -260,10 +306,11 @@ export class HandlerInvokerFactory {
     const handlerName = `${target.className}.${target.methodName}`;
     const run = async (
       proxy: (...args: unknown[]) => Promise<unknown>,
-      message: StreamShardMessage,
+      message: unknown,
       context: StreamShardContext,
-    ): Promise<void> => {
+    ): Promise<unknown> => {
       const frame: InvocationFrame = { context, reached: false, running: new Set() };
+      let value: unknown;
       try {
         // What an exception filter returns comes back here: an Observable or a promise is
         // awaited (its error is a failure, as `@nestjs/microservices` propagates it), any other
@@ -271,25 +318,26 @@ export class HandlerInvokerFactory {
         // filter returning `undefined` into a rethrow). Only a filter returns an Observable here
         // (Nest ran the chain's own to its last value): one that completes empty handled nothing.
         const result = await frames.run(frame, proxy, message, context);
-        if (
-          isObservable(result) &&
-          (await lastValueFrom(result, { defaultValue: NO_VALUE })) === NO_VALUE
-        ) {
+        value = isObservable(result)
+          ? await lastValueFrom(result, { defaultValue: NO_VALUE })
+          : result;
+        if (value === NO_VALUE) {
           throw new EmptyFilterResultError(
             target.stream,
             handlerName,
-            message.id,
+            context.id,
             frame.failure === undefined ? undefined : { cause: frame.failure.error },
           );
         }
       } catch (error) {
         await settleAll(frame.running);
         if (!frame.reached && isGuardDenial(error)) {
-          throw new ForbiddenHandlerError(target.stream, handlerName, message.id, { cause: error });
+          throw new ForbiddenHandlerError(target.stream, handlerName, context.id, { cause: error });
         }
         throw error;
       }
       await settleAll(frame.running);
+      return keepResult ? withReportedFailures(value, frame.returned?.value) : value;
     };
     if (target.instance !== undefined) {
       const proxy = createProxy(target.instance);
@@ -308,7 +356,7 @@ export class HandlerInvokerFactory {
         target.durable === true && contextId.payload !== undefined ? contextId.payload : context;
       this.moduleRef.registerRequestByContextId(request, contextId);
       const instance = await resolve(contextId);
-      await run(createProxy(instance, contextId), message, context);
+      return run(createProxy(instance, contextId), message, context);
     };
   }
 }
@@ -336,7 +384,8 @@ function directInvoke(
   instance: object,
   method: AnyMethod,
   layout: HandlerParameterLayout,
-): HandlerInvoke {
+  keepResult: boolean,
+): AnyInvoke {
   const [only] = layout.message;
   const isDefaultLayout =
     layout.message.length === 1 &&
@@ -344,6 +393,9 @@ function directInvoke(
     only.property === undefined &&
     layout.context.length === 1 &&
     layout.context[0] === 1;
+  if (isDefaultLayout && keepResult) {
+    return async (messages, context) => settle(method.call(instance, messages, context));
+  }
   if (isDefaultLayout) {
     // a method that returns synchronously is done: no promise, no extra turn of the event loop
     return (message, context) => settleSync(method.call(instance, message, context));
@@ -359,7 +411,8 @@ function directInvoke(
           : (message as unknown as Record<string, unknown>)[slot.property];
     }
     for (const index of layout.context) args[index] = context;
-    await settle(method.apply(instance, args));
+    const value = await settle(method.apply(instance, args));
+    return keepResult ? value : undefined;
   };
 }
 

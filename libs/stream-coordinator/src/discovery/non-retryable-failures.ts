@@ -1,6 +1,6 @@
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import type { ExceptionClass } from '../interfaces/stream-shard-handler-options.interface.js';
-import type { HandlerInvoke } from './handler-invoker.factory.js';
+import type { BatchHandlerInvoke, HandlerInvoke } from './handler-invoker.factory.js';
 
 /** How deep a `cause` chain is followed (chains can loop). */
 const MAX_CAUSE_DEPTH = 8;
@@ -30,6 +30,41 @@ export function withNonRetryable(
     return result?.catch((error: unknown) => {
       throw classify(error);
     });
+  };
+}
+
+/**
+ * {@link withNonRetryable} for a batch handler: a whole-batch failure, and each `error` its
+ * result reports in `batchItemFailures`, of one of the `nonRetryable` classes becomes a
+ * {@link NonRetryableError} (those messages are dead-lettered at once).
+ *
+ * @internal
+ */
+export function withNonRetryableBatch(
+  invoke: BatchHandlerInvoke,
+  classes: readonly ExceptionClass[],
+): BatchHandlerInvoke {
+  if (classes.length === 0) return invoke;
+  const classify = (error: unknown): unknown =>
+    isInstanceOfAny(error, classes) ? NonRetryableError.from(error) : error;
+  return async (messages, context) => {
+    let result: unknown;
+    try {
+      result = await invoke(messages, context);
+    } catch (error) {
+      throw classify(error);
+    }
+    const failures = (result as { batchItemFailures?: unknown } | null | undefined)
+      ?.batchItemFailures;
+    if (!Array.isArray(failures)) return result;
+    return {
+      ...(result as object),
+      batchItemFailures: failures.map((item: unknown) =>
+        typeof item === 'object' && item !== null && 'error' in item
+          ? { ...item, error: classify((item as { error: unknown }).error) }
+          : item,
+      ),
+    };
   };
 }
 

@@ -1,4 +1,11 @@
-import { Injectable, type OnApplicationBootstrap, type OnModuleInit, Scope } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+  Optional,
+  Scope,
+} from '@nestjs/common';
 import {
   type ContextId,
   DiscoveryService,
@@ -11,12 +18,16 @@ import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coor
 import { InvalidStreamHandlerError } from '../errors/invalid-stream-handler.error.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import {
+  EXACTLY_ONCE_NEEDS_SHARD_ORDER,
   INVALID_HANDLER_OPTIONS,
   NON_STATIC_HOST,
 } from '../constants/stream-coordinator.messages.js';
+import { EXACTLY_ONCE_APPLIED_CHECK } from '../constants/stream-coordinator.constants.js';
+import type { ExactlyOnceAppliedCheck } from '../interfaces/exactly-once-applied-check.interface.js';
+import { exactlyOnceDeclaration } from './exactly-once-declaration.js';
 import { mergeHandlerOptions } from '../options/stream-coordinator-options.validation.js';
 import { HandlerInvokerFactory } from './handler-invoker.factory.js';
-import { withNonRetryable } from './non-retryable-failures.js';
+import { withNonRetryable, withNonRetryableBatch } from './non-retryable-failures.js';
 import { StreamHandlerMetadataAccessor } from './stream-handler-metadata.accessor.js';
 import { StreamHandlerRegistry } from './stream-handler.registry.js';
 
@@ -39,6 +50,9 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
     private readonly invokers: HandlerInvokerFactory,
     private readonly registry: StreamHandlerRegistry,
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
+    @Optional()
+    @Inject(EXACTLY_ONCE_APPLIED_CHECK)
+    private readonly appliedCheck?: ExactlyOnceAppliedCheck,
   ) {}
 
   onModuleInit(): void {
@@ -96,21 +110,46 @@ export class StreamHandlerExplorer implements OnModuleInit, OnApplicationBootstr
             INVALID_HANDLER_OPTIONS(merged.issues),
           );
         }
-        const invoker = this.invokers.create({
-          instance: singleton,
-          prototype,
-          ...(resolve === undefined ? {} : { resolve, durable: wrapper.isDependencyTreeDurable() }),
-          methodName,
-          className,
-          stream: metadata.stream,
-          hostId: wrapper.id,
-          moduleKey: this.moduleKeyOf(wrapper),
-        });
+        const batch = merged.options.batch !== undefined;
+        const exactlyOnce = exactlyOnceDeclaration(prototype, method as object);
+        if (exactlyOnce !== undefined && (merged.options.ordering === 'key' || batch)) {
+          throw new InvalidStreamHandlerError(
+            className,
+            methodName,
+            EXACTLY_ONCE_NEEDS_SHARD_ORDER(batch ? 'batch' : 'ordering', exactlyOnce),
+          );
+        }
+        const invoker = this.invokers.create(
+          {
+            instance: singleton,
+            prototype,
+            ...(resolve === undefined
+              ? {}
+              : { resolve, durable: wrapper.isDependencyTreeDurable() }),
+            methodName,
+            className,
+            stream: metadata.stream,
+            hostId: wrapper.id,
+            moduleKey: this.moduleKeyOf(wrapper),
+          },
+          batch,
+        );
         this.registry.register({
           stream: metadata.stream,
           options: merged.options,
           invoke: withNonRetryable(invoker.invoke, merged.options.nonRetryable),
+          ...(batch
+            ? {
+                invokeBatch: withNonRetryableBatch(
+                  invoker.invokeBatch,
+                  merged.options.nonRetryable,
+                ),
+              }
+            : {}),
           prepare: invoker.prepare,
+          ...(exactlyOnce !== undefined && this.appliedCheck !== undefined
+            ? { alreadyApplied: this.appliedCheck.settle.bind(this.appliedCheck) }
+            : {}),
           className,
           methodName,
         });

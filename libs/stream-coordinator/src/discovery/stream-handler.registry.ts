@@ -20,8 +20,6 @@ export interface StreamHandlerRegistration extends StreamHandlerDefinition {
  * `onModuleInit` of the module, complete from `onApplicationBootstrap` on. An instance per
  * application (no static state), so two applications in one process never see each other's
  * handlers.
- *
- * @publicApi
  */
 @Injectable()
 export class StreamHandlerRegistry {

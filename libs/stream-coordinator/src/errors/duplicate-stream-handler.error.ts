@@ -4,8 +4,6 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
 /**
  * Two `@StreamShardHandler` methods of one application handle the same stream. Thrown at
  * bootstrap; the message names both `ClassName.method`.
- *
- * @publicApi
  */
 export class DuplicateStreamHandlerError extends StreamCoordinatorError {
   override name = 'DuplicateStreamHandlerError';

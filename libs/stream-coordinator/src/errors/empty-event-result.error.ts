@@ -7,8 +7,6 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
  * (`return EMPTY`). As with `ServerKafka` (whose `lastValueFrom` rejects on it), that is a
  * failure: the message is retried, then dead-lettered. Return or emit a value (`of(null)`) to
  * mark a message handled.
- *
- * @publicApi
  */
 export class EmptyEventResultError extends StreamCoordinatorError {
   override name = 'EmptyEventResultError';

@@ -7,8 +7,6 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
  * `ServerKafka`, whose `lastValueFrom` rejects on it — so the message is retried, then
  * dead-lettered, with this error. `cause` is the handler's own error when the method threw, and
  * its stack is kept. A filter marks a failure handled by returning a value (`of(null)`).
- *
- * @publicApi
  */
 export class EmptyFilterResultError extends StreamCoordinatorError {
   override name = 'EmptyFilterResultError';

@@ -6,6 +6,7 @@ import * as health from '../health/index.js';
 import * as api from '../index.js';
 import * as metrics from '../metrics/index.js';
 import * as microservices from '../microservices/index.js';
+import * as postgres from '../postgres/index.js';
 import * as protocol from '../protocol/index.js';
 import * as errors from './index.js';
 import { StreamCoordinatorError } from './stream-coordinator.error.js';
@@ -45,7 +46,7 @@ describe('library errors', () => {
   });
 
   it('every error class an entry point exports extends StreamCoordinatorError', () => {
-    const entryPoints = [api, protocol, microservices, health, metrics];
+    const entryPoints = [api, protocol, microservices, health, metrics, postgres];
     const strays = entryPoints
       .flatMap((entryPoint) => errorClasses(entryPoint))
       .filter(([, errorClass]) => errorClass !== StreamCoordinatorError)

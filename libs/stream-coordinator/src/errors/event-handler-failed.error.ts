@@ -8,8 +8,6 @@ const UNKNOWN_EXCEPTION_MESSAGE = 'Internal server error';
  * layer handed back an error payload (`{ status: 'error', message }`) instead of an `Error`: an
  * `RpcException`'s error, or — for any other error, which Nest then logged — `Internal server
  * error`. The message is the payload's message; `cause` is the payload itself.
- *
- * @publicApi
  */
 export class EventHandlerFailedError extends StreamCoordinatorError {
   override name = 'EventHandlerFailedError';

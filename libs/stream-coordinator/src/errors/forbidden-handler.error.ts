@@ -9,8 +9,6 @@ import { NonRetryableError } from './non-retryable.error.js';
  * throws a retryable error instead of returning `false`. (Exception filters see Nest's own
  * `ForbiddenException` first, as for HTTP and microservice handlers; a filter that returns a
  * value handled it, and the message is acked.)
- *
- * @publicApi
  */
 export class ForbiddenHandlerError extends NonRetryableError {
   override name = 'ForbiddenHandlerError';

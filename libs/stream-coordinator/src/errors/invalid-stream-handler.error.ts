@@ -5,8 +5,6 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
  * A `@StreamShardHandler` cannot be used: invalid stream name or options, applied to something
  * other than an instance method, hosted by a non-singleton provider that cannot be built per
  * message, or with a parameter the library cannot fill. The message names `ClassName.member`.
- *
- * @publicApi
  */
 export class InvalidStreamHandlerError extends StreamCoordinatorError {
   override name = 'InvalidStreamHandlerError';

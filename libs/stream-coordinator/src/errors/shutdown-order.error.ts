@@ -6,8 +6,6 @@ import { StreamCoordinatorError } from './stream-coordinator.error.js';
  * its modules' lifecycle hooks differently from the one the library was built against, or
  * something else moved a module before the library's drain module. Raised at bootstrap, so a
  * graceful shutdown never silently runs handlers against providers that are already torn down.
- *
- * @publicApi
  */
 export class ShutdownOrderError extends StreamCoordinatorError {
   override name = 'ShutdownOrderError';

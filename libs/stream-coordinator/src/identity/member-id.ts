@@ -6,8 +6,6 @@ import { PROTOCOL_LIMITS } from '../protocol/limits.js';
  * - `fixed`: the id is known at bootstrap (`source` says where it came from);
  * - `coordinator`: the runtime asks the coordinator for one
  *   (`POST /v1/groups/{groupId}/member-ids`) before it joins.
- *
- * @publicApi
  */
 export type MemberIdStrategy =
   | {
@@ -19,8 +17,6 @@ export type MemberIdStrategy =
 
 /**
  * What the default member id is derived from. Passed explicitly so derivation is a pure function.
- *
- * @publicApi
  */
 export interface MemberIdEnvironment {
   /** Environment variables (`POD_IP`, `POD_NAME`, `HOSTNAME`). */
@@ -39,8 +35,6 @@ const NO_ADDRESS = 'no-ipv4';
 /**
  * Replaces every character outside printable ASCII (0x21–0x7E, the id rule of
  * docs/protocol.md §2.5) with `_`.
- *
- * @publicApi
  */
 export function sanitizeIdPart(value: string): string {
   return value.replace(/[^\x21-\x7e]/g, '_');
@@ -71,7 +65,6 @@ export function firstExternalIpv4(
  * part is shortened so the whole id stays within 255 characters.
  *
  * @param sequence distinguishes runtimes of one process (see {@link nextMemberIdSequence}).
- * @publicApi
  */
 export function deriveMemberId(environment: MemberIdEnvironment, sequence: number): string {
   const { env } = environment;
@@ -107,8 +100,6 @@ export function nextMemberIdSequence(): number {
 /**
  * The default member id of a new runtime in this process: {@link deriveMemberId} over the real
  * environment and the next per-process sequence number.
- *
- * @publicApi
  */
 export function defaultMemberId(): string {
   return deriveMemberId(

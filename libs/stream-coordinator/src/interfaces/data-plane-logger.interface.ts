@@ -1,8 +1,6 @@
 /**
  * The logger the data plane writes to. Nest's `Logger` / `LoggerService` fits as is; so does
  * `console`.
- *
- * @publicApi
  */
 export interface DataPlaneLogger {
   log(message: string, ...optionalParams: unknown[]): void;
@@ -11,7 +9,7 @@ export interface DataPlaneLogger {
   debug?(message: string, ...optionalParams: unknown[]): void;
 }
 
-/** A logger that drops everything (the default). @publicApi */
+/** A logger that drops everything (the default). */
 export const SILENT_LOGGER: DataPlaneLogger = {
   log: () => undefined,
   warn: () => undefined,

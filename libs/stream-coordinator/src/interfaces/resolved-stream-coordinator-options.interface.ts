@@ -1,5 +1,6 @@
+import type { ResolvedStreamShardBatchOptions } from './stream-shard-batch.interface.js';
 import type { LoggerService } from '@nestjs/common';
-import type { ExceptionClass } from './stream-shard-handler-options.interface.js';
+import type { ExceptionClass, StartFrom } from './stream-shard-handler-options.interface.js';
 import type { MemberIdStrategy } from '../identity/member-id.js';
 import type { PayloadSerializer } from './payload-serializer.interface.js';
 import type { RedisConnectionOptions } from './redis-connection-options.interface.js';
@@ -7,8 +8,6 @@ import type { MetricsRegistryLike } from './stream-coordinator-options.interface
 
 /**
  * Backoff between deliveries, every field filled.
- *
- * @publicApi
  */
 export interface ResolvedRetryBackoffOptions {
   readonly initialDelayMs: number;
@@ -19,8 +18,6 @@ export interface ResolvedRetryBackoffOptions {
 /**
  * The options of one handler after merging its own options over `handlerDefaults` and the
  * library defaults.
- *
- * @publicApi
  */
 export interface ResolvedStreamShardHandlerOptions {
   readonly concurrency: number;
@@ -31,12 +28,16 @@ export interface ResolvedStreamShardHandlerOptions {
   readonly deadLetter: boolean;
   /** Exception classes that dead-letter at once (empty: none besides `NonRetryableError`). */
   readonly nonRetryable: readonly ExceptionClass[];
+  readonly ordering: 'shard' | 'key';
+  readonly maxConcurrency: number;
+  readonly maxBufferedEntries: number;
+  /** Batch mode (a handler's own option); `undefined`: one message per call. */
+  readonly batch: ResolvedStreamShardBatchOptions | undefined;
+  readonly startFrom: StartFrom;
 }
 
 /**
  * Metrics settings with defaults filled.
- *
- * @publicApi
  */
 export interface ResolvedMetricsOptions {
   /** The registry to use; `undefined` means prom-client's global registry. */
@@ -49,8 +50,6 @@ export interface ResolvedMetricsOptions {
 /**
  * The module options after validation, with every default filled. Provided under
  * `STREAM_COORDINATOR_OPTIONS`.
- *
- * @publicApi
  */
 export interface ResolvedStreamCoordinatorOptions {
   /** Coordinator base URL without trailing slashes. */

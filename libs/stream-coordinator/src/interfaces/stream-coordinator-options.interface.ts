@@ -113,8 +113,6 @@ export interface StreamCoordinatorModuleOptions {
 
 /**
  * Extra options of `forRoot`/`forRootAsync` that shape the module itself.
- *
- * @publicApi
  */
 export interface StreamCoordinatorModuleExtras {
   /** Register the module globally (default `true`: one coordinator membership per application). */

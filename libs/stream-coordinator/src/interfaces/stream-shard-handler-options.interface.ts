@@ -1,3 +1,5 @@
+import type { StreamShardBatchOptions } from './stream-shard-batch.interface.js';
+
 /**
  * Backoff between deliveries of a failing message.
  *
@@ -49,4 +51,49 @@ export interface StreamShardHandlerOptions {
    * listed or not. Default none.
    */
   nonRetryable?: readonly ExceptionClass[];
+  /**
+   * How a shard's messages are ordered. `'shard'` (default): strictly one after another, in
+   * entry order. `'key'`: messages with the same routing key keep entry order, messages with
+   * different keys of the same shard are handled concurrently (up to `maxConcurrency` per shard);
+   * a retried message holds back only its own key. Pick `'key'` when only the order per key
+   * matters and handlers wait on I/O.
+   */
+  ordering?: 'shard' | 'key';
+  /**
+   * With `ordering: 'key'`: most messages of one shard handled at the same time (the stream's
+   * `concurrency` still caps all of this member's handler calls of the stream). Default 16.
+   */
+  maxConcurrency?: number;
+  /**
+   * With `ordering: 'key'`: most entries of one shard held in memory (waiting for their key or
+   * being handled); reading the shard pauses while it is reached. Default 200. Entries read
+   * but not handed to the handler when the shard moves count a delivery at the next owner, so
+   * keep it modest.
+   */
+  maxBufferedEntries?: number;
+  /**
+   * Batch handler: the method receives an array of one shard's messages, in entry order, up to
+   * `maxSize` per call, waiting at most `maxWaitMs` for more after the first. It resolves (all
+   * handled), returns a `StreamShardBatchResult` naming the failed ones, or throws (the whole
+   * batch failed). Per handler only: refused in `handlerDefaults`. Default: off.
+   */
+  batch?: StreamShardBatchOptions;
+  /**
+   * Where this group starts reading a shard its Redis consumer group does not exist on yet (the
+   * first member of the group to own the shard creates it): `'earliest'` from the shard's first
+   * entry, `'latest'` from its next one (entries already there are skipped, as with Kafka's
+   * `auto.offset.reset=latest`). Applies only while the consumer group is created: once it
+   * exists the group resumes where it stopped, whatever this says. A shard created by a reshard
+   * always starts from its first entry (the messages moved into it are not new). Default
+   * `'earliest'`: a group created after the producers started would otherwise skip what they
+   * already wrote.
+   */
+  startFrom?: StartFrom;
 }
+
+/**
+ * Where a new consumer group starts reading a shard (see `StreamShardHandlerOptions.startFrom`).
+ *
+ * @publicApi
+ */
+export type StartFrom = 'earliest' | 'latest';

@@ -4,7 +4,11 @@ import { parseXinfoGroups } from '../redis/xinfo-groups.js';
 import type { GrantedShard } from '../runtime/membership.js';
 import { shardId } from '../runtime/membership.js';
 
-/** One shard's consumer-group figures as last sampled. */
+/**
+ * One shard's consumer-group figures as last sampled.
+ *
+ * @publicApi
+ */
 export interface ShardLagSample {
   readonly stream: string;
   readonly shard: number;
@@ -112,7 +116,11 @@ export class ShardLagSampler {
   }
 }
 
-/** `lag` and `pending` of `group` in an `XINFO GROUPS` reply, or `null` when it is not there. */
+/**
+ * `lag` and `pending` of `group` in an `XINFO GROUPS` reply, or `null` when it is not there.
+ *
+ * @publicApi
+ */
 export function groupFigures(
   reply: unknown,
   group: string,

@@ -32,7 +32,11 @@ interface HandledCount {
   pending: number;
 }
 
-/** What {@link StreamCoordinatorMetrics} observes. */
+/**
+ * What {@link StreamCoordinatorMetrics} observes.
+ *
+ * @publicApi
+ */
 export interface StreamCoordinatorMetricsOptions {
   /** Where to register. Default: prom-client's global registry. */
   readonly registry?: Registry;

@@ -30,7 +30,11 @@ const TRANSPORT_DRAIN = Symbol('StreamCoordinatorTransportDrain');
 /** What `lastValueFrom` resolves to for an Observable that completed without a value. */
 const NO_VALUE: unique symbol = Symbol('no value');
 
-/** Status values the transport reports on `server.status`. */
+/**
+ * Status values the transport reports on `server.status`.
+ *
+ * @publicApi
+ */
 export type StreamCoordinatorTransportStatus = 'connected' | 'disconnected';
 
 /**
@@ -74,8 +78,8 @@ export class StreamCoordinatorTransport
   private readonly options: ResolvedStreamCoordinatorOptions;
   private runtime: MemberRuntime | null = null;
   private connections: StreamCoordinatorConnections | null = null;
-  /** Whether the application created {@link drainModule}'s provider (it did, if it imports it). */
-  private drainImported = false;
+  /** {@link drainModule}'s drain, once the application created it (it did, if it imports it). */
+  private drain: ShutdownDrain | null = null;
 
   /** @throws InvalidModuleOptionsError as `StreamCoordinatorModule.forRoot` would. */
   constructor(options: StreamCoordinatorModuleOptions) {
@@ -84,9 +88,9 @@ export class StreamCoordinatorTransport
   }
 
   listen(callback: (...optionalParams: unknown[]) => unknown): void {
-    if (!this.drainImported)
+    if (!this.drain)
       this.options.logger.warn(
-        'StreamCoordinatorTransport: transport.drainModule() is not imported, so on a signal (enableShutdownHooks) or a hybrid app close() handlers keep running while providers are torn down in onModuleDestroy; import transport.drainModule() in the root module',
+        "StreamCoordinatorTransport: transport.drainModule() is not imported, so in a hybrid app the member starts in startAllMicroservices() before the application's onApplicationBootstrap hooks ran, and on a signal (enableShutdownHooks) or a hybrid app close() handlers keep running while providers are torn down in onModuleDestroy; import transport.drainModule() in the root module",
       );
     const registry = new StreamHandlerRegistry(this.options);
     for (const [pattern, handler] of this.getHandlers()) this.register(registry, pattern, handler);
@@ -97,13 +101,16 @@ export class StreamCoordinatorTransport
       this.connections,
       new MemberRuntimeEvents(),
     );
-    void this.runtime.onApplicationBootstrap().then(
-      () => {
-        this._status$.next('connected');
-        callback();
-      },
-      (error: unknown) => callback(error),
-    );
+    const runtime = this.runtime;
+    // A hybrid app's startAllMicroservices() calls this before the application's hooks ran
+    // (connectMicroservice marks them as run): the member starts in the drain's
+    // onApplicationBootstrap, the application's last, once every module's completed. A pure
+    // microservice ran them before this, so the drain starts it at once. Not waiting for the
+    // start here: startAllMicroservices() awaits this callback, before app.listen() or init().
+    if (this.drain) this.drain.registerStart(() => runtime.begin());
+    else runtime.begin();
+    this._status$.next('connected');
+    callback();
   }
 
   private register(
@@ -173,7 +180,7 @@ export class StreamCoordinatorTransport
           provide: TRANSPORT_DRAIN,
           inject: [ShutdownDrain],
           useFactory: (drain: ShutdownDrain) => {
-            this.drainImported = true;
+            this.drain = drain;
             drain.register(async () => {
               await this.runtime?.shutdown();
             });

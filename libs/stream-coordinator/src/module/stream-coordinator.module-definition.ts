@@ -39,8 +39,6 @@ export const {
 
 /**
  * Argument of `StreamCoordinatorModule.forRoot()`.
- *
- * @publicApi
  */
 export type StreamCoordinatorModuleForRootOptions = typeof OPTIONS_TYPE;
 

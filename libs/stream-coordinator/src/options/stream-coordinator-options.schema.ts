@@ -33,6 +33,8 @@ export const OPTION_RULES = {
   logger: 'must be true, false or a LoggerService (an object with log(), error() and warn())',
   retryOrder: 'must not be greater than "maxDelayMs"',
   nonRetryable: 'must be an array of exception classes, for example [BadRequestException]',
+  ordering: 'must be "shard" or "key"',
+  startFrom: 'must be "earliest" or "latest"',
 } as const;
 
 /** `must be an integer between min and max`. @internal */
@@ -91,6 +93,25 @@ export const streamShardHandlerOptionsSchema = z.strictObject({
       { error: OPTION_RULES.nonRetryable },
     )
     .optional(),
+  ordering: z.enum(['shard', 'key'], { error: OPTION_RULES.ordering }).optional(),
+  maxConcurrency: integerBetween(OPTION_LIMITS.maxConcurrency).optional(),
+  maxBufferedEntries: integerBetween(OPTION_LIMITS.maxBufferedEntries).optional(),
+  startFrom: z.enum(['earliest', 'latest'], { error: OPTION_RULES.startFrom }).optional(),
+});
+
+/** Schema of the `batch` option of one `@StreamShardHandler` (not of `handlerDefaults`). @internal */
+export const batchOptionsSchema = z.strictObject({
+  maxSize: integerBetween(OPTION_LIMITS.batchMaxSize),
+  maxWaitMs: integerBetween(OPTION_LIMITS.batchMaxWaitMs).optional(),
+});
+
+/**
+ * Schema of one `@StreamShardHandler`'s own options: the `handlerDefaults` ones plus `batch`
+ * (a batch handler takes an array, so batching is chosen per handler, never module-wide).
+ * @internal
+ */
+export const ownHandlerOptionsSchema = streamShardHandlerOptionsSchema.extend({
+  batch: batchOptionsSchema.optional(),
 });
 
 function isPort(value: unknown): boolean {
@@ -241,6 +262,7 @@ export const KNOWN_MODULE_OPTION_KEYS: Readonly<Record<string, readonly string[]
 
 /** Known keys of `@StreamShardHandler` options per object path. @internal */
 export const KNOWN_HANDLER_OPTION_KEYS: Readonly<Record<string, readonly string[]>> = {
-  '': Object.keys(streamShardHandlerOptionsSchema.shape),
+  '': Object.keys(ownHandlerOptionsSchema.shape),
   retry: Object.keys(retryBackoffSchema.shape),
+  batch: Object.keys(batchOptionsSchema.shape),
 };

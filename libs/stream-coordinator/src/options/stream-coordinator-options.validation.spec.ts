@@ -64,6 +64,8 @@ describe('resolveStreamCoordinatorOptions', () => {
       ['batchSize', 1, 10_000],
       ['blockMs', 1, 300_000],
       ['maxDeliveries', 1, 1000],
+      ['maxConcurrency', 1, 1024],
+      ['maxBufferedEntries', 1, 100_000],
     ];
     for (const [key, min, max] of handlerBounds) {
       expect(collectHandlerOptionIssues({ [key]: min })).toEqual([]);
@@ -71,6 +73,20 @@ describe('resolveStreamCoordinatorOptions', () => {
       expect(collectHandlerOptionIssues({ [key]: min - 1 })[0]?.path).toBe(key);
       expect(collectHandlerOptionIssues({ [key]: max + 1 })[0]?.path).toBe(key);
     }
+  });
+
+  it('takes ordering "shard" or "key" only (default "shard")', () => {
+    expect(resolveStreamCoordinatorOptions({ ...VALID }).handlerDefaults).toMatchObject({
+      ordering: 'shard',
+      maxConcurrency: 16,
+      maxBufferedEntries: 200,
+    });
+    expect(collectHandlerOptionIssues({ ordering: 'key' })).toEqual([]);
+    const [issue] = collectHandlerOptionIssues({ ordering: 'keys' });
+    expect(issue).toMatchObject({ path: 'ordering', problem: 'must be "shard" or "key"' });
+    expect(errorOf({ ...VALID, handlerDefaults: { ordering: 1 } }).optionPath).toBe(
+      'handlerDefaults.ordering',
+    );
   });
 
   it('reports every problem in issues, the first in the message', () => {

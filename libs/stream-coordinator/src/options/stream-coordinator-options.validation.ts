@@ -22,7 +22,7 @@ import {
   KNOWN_MODULE_OPTION_KEYS,
   moduleOptionsSchema,
   OPTION_RULES,
-  streamShardHandlerOptionsSchema,
+  ownHandlerOptionsSchema,
 } from './stream-coordinator-options.schema.js';
 import type {
   MetricsRegistryLike,
@@ -191,7 +191,7 @@ export function collectHandlerOptionIssues(raw: unknown): OptionIssue[] {
   if (!isPlainRecord(raw)) {
     return [{ path: '', problem: 'must be an object', received: renderReceived(raw) }];
   }
-  const result = streamShardHandlerOptionsSchema.safeParse(raw, { reportInput: true });
+  const result = ownHandlerOptionsSchema.safeParse(raw, { reportInput: true });
   return result.success
     ? []
     : toOptionIssues(result.error.issues, KNOWN_HANDLER_OPTION_KEYS, {}, '');
@@ -241,8 +241,32 @@ export function mergeHandlerOptions(
     retry: mergeRetry(defaults.retry, own?.retry),
     deadLetter: own?.deadLetter ?? defaults.deadLetter,
     nonRetryable: own?.nonRetryable ?? defaults.nonRetryable,
+    ordering: own?.ordering ?? defaults.ordering,
+    maxConcurrency: own?.maxConcurrency ?? defaults.maxConcurrency,
+    maxBufferedEntries: own?.maxBufferedEntries ?? defaults.maxBufferedEntries,
+    batch:
+      own?.batch === undefined
+        ? undefined
+        : { maxSize: own.batch.maxSize, maxWaitMs: own.batch.maxWaitMs ?? 0 },
+    startFrom: own?.startFrom ?? defaults.startFrom,
   };
-  return { options, issues: retryOrderIssues(options.retry, 'retry') };
+  return {
+    options,
+    issues: [...retryOrderIssues(options.retry, 'retry'), ...batchOrderingIssues(options)],
+  };
+}
+
+/** A batch handler takes one shard's messages in entry order: per-key dispatch cannot apply. */
+function batchOrderingIssues(options: ResolvedStreamShardHandlerOptions): OptionIssue[] {
+  if (options.batch === undefined || options.ordering !== 'key') return [];
+  return [
+    {
+      path: 'ordering',
+      problem: 'cannot be "key" on a batch handler',
+      received: '"key", with batch',
+      hint: 'drop `batch` to handle keys concurrently, or use ordering "shard" (the default) for batches',
+    },
+  ];
 }
 
 function resolveMemberId(option: StreamCoordinatorModuleOptions['memberId']): MemberIdStrategy {

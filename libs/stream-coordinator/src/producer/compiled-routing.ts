@@ -4,8 +4,6 @@ import type { StreamRouting } from '../protocol/wire.types.js';
 
 /**
  * A stream's routing metadata compiled for publishing: key → shard → shard key in O(1).
- *
- * @publicApi
  */
 export class CompiledRouting {
   readonly stream: string;

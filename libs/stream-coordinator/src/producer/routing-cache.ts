@@ -12,8 +12,6 @@ interface Flight {
  * Routing metadata per stream, fetched once through a {@link RoutingSource} and kept until
  * invalidated (a write refused with `STALE_ROUTING` invalidates it). Concurrent callers share
  * one fetch (single flight).
- *
- * @publicApi
  */
 export class RoutingCache {
   private readonly entries = new Map<string, CompiledRouting>();

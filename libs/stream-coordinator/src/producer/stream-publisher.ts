@@ -22,8 +22,6 @@ import { PUBLISH_SCRIPT } from './scripts/publish.script.js';
 
 /**
  * Options of a {@link StreamPublisher}.
- *
- * @publicApi
  */
 export interface StreamPublisherOptions {
   /** The shared command connection (`createRedisConnection(options, 'command')`). */
@@ -56,8 +54,6 @@ type Encoded = [key: string, payload: string | Buffer, headers: string];
  * (`STALE_ROUTING`); the publisher then refreshes routing and retries transparently, a bounded
  * number of times. Messages with the same key keep their order: within a batch, and across
  * publishes the caller awaits one after another.
- *
- * @publicApi
  */
 export class StreamPublisher {
   private readonly connection: RedisConnection;

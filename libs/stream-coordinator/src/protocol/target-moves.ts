@@ -1,6 +1,10 @@
 import type { GroupEventEntry } from './wire.types.js';
 
-/** One shard move of a `TARGET_ASSIGNMENT_CHANGED` event (`data.moves`). */
+/**
+ * One shard move of a `TARGET_ASSIGNMENT_CHANGED` event (`data.moves`).
+ *
+ * @publicApi
+ */
 export interface TargetMove {
   readonly stream: string;
   readonly shard: number;
@@ -12,6 +16,8 @@ export interface TargetMove {
  * The first `limit` moves of a `TARGET_ASSIGNMENT_CHANGED` event as `stream/shard from→to` (`∅`
  * for nobody), and how many more the event counted (`data.moved`) than were listed. Shared by
  * the dashboard's timeline and `rsc events`.
+ *
+ * @publicApi
  */
 export function listTargetMoves(
   data: GroupEventEntry['data'],

@@ -33,6 +33,12 @@ export interface HeartbeatRequest {
   memberEpoch: number;
   instanceId?: string;
   rackId?: string;
+  /**
+   * A random id of the running member process (new on every start), sent on joins and full
+   * requests: a join under a member id a live member of another run holds is refused with
+   * `MEMBER_ID_IN_USE` (two processes given the same fixed member id).
+   */
+  runId?: string;
   rebalanceTimeoutMs?: number;
   subscribedStreams?: string[];
   assignor?: string;

@@ -10,8 +10,6 @@ import { redisUrlScheme } from './redis-url.js';
 
 /**
  * Extras for {@link createRedisConnection}.
- *
- * @publicApi
  */
 export interface CreateRedisConnectionExtras {
   /** `CLIENT SETNAME` of the connection (shows in `CLIENT LIST`). */
@@ -73,7 +71,6 @@ const DEDICATED_CLUSTER_OPTIONS: ClusterOptions = { enableReadyCheck: false };
  *
  * @throws RedisConnectionOptionsError for malformed input, and for `keyPrefix` (every key comes
  *   from the coordinator, with its `KEY_PREFIX`; a client-side prefix would write elsewhere).
- * @publicApi
  */
 export function createRedisConnection(
   options: RedisConnectionOptions,

@@ -5,8 +5,6 @@ import type { RedisConnection } from './redis-connection.types.js';
  * connection through ioredis `defineCommand`, which works on `Redis` and on `Cluster` (the
  * command is routed by its first key). Scripts touch only the keys they are given, all in one
  * hash slot.
- *
- * @publicApi
  */
 export interface LuaScript {
   /** Command name on the connection; unique across the library (`rsc` prefix). */
@@ -17,7 +15,7 @@ export interface LuaScript {
   readonly lua: string;
 }
 
-/** A script argument as ioredis sends it. @publicApi */
+/** A script argument as ioredis sends it. */
 export type ScriptArgument = string | Buffer | number;
 
 type ScriptMethod = (...args: ScriptArgument[]) => Promise<unknown>;
@@ -26,8 +24,6 @@ const defined = new WeakMap<RedisConnection, Set<string>>();
 
 /**
  * Registers `scripts` on `connection` once (later calls for the same connection are no-ops).
- *
- * @publicApi
  */
 export function defineScripts(connection: RedisConnection, scripts: readonly LuaScript[]): void {
   let names = defined.get(connection);
@@ -45,8 +41,6 @@ export function defineScripts(connection: RedisConnection, scripts: readonly Lua
 /**
  * Runs `script` on `connection` (registering it first if needed). With `buffers`, bulk replies
  * come back as `Buffer`s (the `…Buffer` variant ioredis defines next to every command).
- *
- * @publicApi
  */
 export function runScript(
   connection: RedisConnection,

@@ -3,8 +3,6 @@ import type { Cluster, Redis } from 'ioredis';
 /**
  * A connection to the data plane: a standalone `Redis` client or a `Cluster` client. Everything
  * the data plane sends works on both (single-key commands and same-slot Lua scripts).
- *
- * @publicApi
  */
 export type RedisConnection = Redis | Cluster;
 
@@ -14,7 +12,5 @@ export type RedisConnection = Redis | Cluster;
  * - `reader` — a dedicated connection of one shard reader (it blocks in `XREADGROUP … BLOCK`, so it is
  *   never shared), tuned so that commands fail fast instead of queuing for ever;
  * - `subscriber` — a pub/sub connection.
- *
- * @publicApi
  */
 export type RedisConnectionRole = 'command' | 'reader' | 'subscriber';

@@ -22,8 +22,6 @@ export interface CoordinatorClientOptions {
  * The coordinator's HTTP API as the member runtime and the producer use it. Protocol errors come
  * back as {@link CoordinatorRequestError} with the code; network failures and timeouts as the
  * same error with `code: null`.
- *
- * @publicApi
  */
 export class CoordinatorClient implements RoutingSource {
   constructor(private readonly options: CoordinatorClientOptions) {}

@@ -61,8 +61,6 @@ export type HandledListener = (
 /**
  * What the member runtime does, for observers inside the application (metrics, health, tests).
  * One instance per application; listeners must be cheap and must not throw.
- *
- * @publicApi
  */
 @Injectable()
 export class MemberRuntimeEvents {

@@ -6,11 +6,14 @@ import {
 } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import { StreamHandlerRegistry } from '../discovery/stream-handler.registry.js';
+import { randomUUID } from 'node:crypto';
 import { CoordinatorRequestError } from '../errors/runtime/coordinator-request.error.js';
+import { MemberIdInUseError } from '../errors/runtime/member-id-in-use.error.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { ShutdownDrain } from './shutdown-drain.module.js';
 import { KeySpace, prefixOfKey, type HeartbeatResponse } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { QUIT_TIMEOUT_MS } from '../redis/close-connection.js';
 import { CoordinatorClient } from './coordinator-client.js';
 import { classifyFailure, Membership, type GrantedShard } from './membership.js';
 import { MemberRuntimeEvents } from './member-runtime-events.js';
@@ -53,8 +56,6 @@ const SELF_FENCE_MARGIN = 0.25;
  * release, drops everything and rejoins when fenced, stops all its shards on its own before the
  * announced session timeout runs out when the coordinator cannot be reached (self-fencing), and
  * on shutdown drains, leaves, then lets the connections close.
- *
- * @publicApi
  */
 @Injectable()
 export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -72,6 +73,10 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   private subscriber: RedisConnection | null = null;
   private nudgeChannel: string | null = null;
   private leaving = false;
+  /** Set by the module: the start waits for the application's last bootstrap hook. */
+  private readonly gated: boolean;
+  /** The start sequence, once begun (member id, nudge subscription, first heartbeat). */
+  private startRun: Promise<void> | null = null;
   /** The shutdown sequence, once started (drain, then leave). */
   private shutdownRun: Promise<void> | null = null;
   /**
@@ -98,8 +103,11 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
       token: options.token,
       requestTimeoutMs: options.requestTimeoutMs,
     });
-    // Drain in the application's first teardown hook, while the user's providers are alive.
+    // Drain in the application's first teardown hook, while the user's providers are alive;
+    // start in its last start-up hook, once every provider's onApplicationBootstrap completed.
     drain?.register(() => this.shutdown());
+    drain?.registerStart(() => this.begin());
+    this.gated = drain !== undefined;
   }
 
   /** Whether this application takes part in a group (false: publish-only). */
@@ -129,20 +137,43 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     return this.pool?.readers() ?? [];
   }
 
+  /**
+   * In a module app the start waits for the application's last start-up hook (see
+   * `ShutdownDrain`), so handlers never run before another module's `onApplicationBootstrap`
+   * opened what they use; without it it starts here. (The microservice transport calls
+   * `begin()` itself, through its drain's start tasks when the application imports one.)
+   */
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.isMember) return;
+    if (!this.gated) this.begin();
+  }
+
+  /** Starts joining the group (once; not after the shutdown began). */
+  begin(): void {
+    if (!this.isMember || this.startRun !== null || this.shutdownRun !== null) return;
     this.phase = 'joining';
-    void this.start();
+    this.startRun = this.start().catch((error: unknown) => {
+      this.lastError = `start failed: ${String(error)}`;
+      this.options.logger.error(this.lastError);
+    });
+  }
+
+  /** Whether the shutdown began: a start still under way stops at its next step. */
+  private get stopping(): boolean {
+    return this.leaving || this.shutdownRun !== null;
   }
 
   private async start(): Promise<void> {
     const memberId = await this.resolveMemberId();
-    if (memberId === null) return;
+    if (memberId === null || this.stopping) return;
     const o = this.options;
     this.membership = new Membership({
       memberId,
       subscribedStreams: this.registry.streams(),
       rebalanceTimeoutMs: o.rebalanceTimeoutMs,
+      // Only for an id the application chose (option or factory): the default id is unique per
+      // process (it holds the pid), and the same default id again is a restarted container of
+      // the same pod, which must rejoin at once rather than wait for its old session to expire.
+      ...(this.chosenMemberId() ? { runId: randomUUID() } : {}),
       ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
       ...(o.rackId !== undefined ? { rackId: o.rackId } : {}),
       ...(o.assignor !== undefined ? { assignor: o.assignor } : {}),
@@ -168,18 +199,26 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     // Subscribe to the nudge channel before the join (bounded): the nudge announcing the shards
     // released for this member can come right after the join, and must not find it deaf.
     await withTimeout(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
+    if (this.stopping) return;
     this.heartbeatNow();
+  }
+
+  /** Whether the member id was given by the application (not derived, not issued). */
+  private chosenMemberId(): boolean {
+    const strategy = this.options.memberId;
+    return strategy.kind === 'fixed' && strategy.source !== 'default';
   }
 
   private async resolveMemberId(): Promise<string | null> {
     const strategy = this.options.memberId;
     if (strategy.kind === 'fixed') return strategy.id;
-    for (let attempt = 0; !this.leaving; attempt++) {
+    for (let attempt = 0; !this.stopping; attempt++) {
       try {
         return await this.client.issueMemberId(this.options.group);
       } catch (error) {
         this.lastError = `could not get a member id from the coordinator: ${String(error)}`;
         this.options.logger.warn(this.lastError);
+        if (this.stopping) break;
         await new Promise((r) => setTimeout(r, memberIdRetryDelay(attempt)));
       }
     }
@@ -272,7 +311,17 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         return 0;
       case 'fatal':
         this.phase = 'failing';
-        this.options.logger.error(`heartbeat refused: ${this.lastError}; retrying with backoff`);
+        if (code === 'MEMBER_ID_IN_USE') {
+          const failure = new MemberIdInUseError(
+            membership.memberId,
+            this.options.group,
+            (error as CoordinatorRequestError).message,
+          );
+          this.lastError = failure.message;
+          // said once per refusal streak, not on every retry
+          if (this.failures === 0) this.options.logger.error(failure.message);
+        } else
+          this.options.logger.error(`heartbeat refused: ${this.lastError}; retrying with backoff`);
         membership.onTransientFailure();
         this.failures++;
         return heartbeatRetryDelay('refused', this.failures, interval);
@@ -398,7 +447,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
 
   private async subscribeToChannelFor(key: string): Promise<void> {
     const prefix = prefixOfKey(key);
-    if (prefix === null || this.nudgeChannel !== null || this.leaving) return;
+    if (prefix === null || this.nudgeChannel !== null || this.stopping) return;
     const channel = new KeySpace(prefix).nudgeChannel(this.options.group);
     this.nudgeChannel = channel;
     const subscriber = this.connections.subscriber();
@@ -479,8 +528,15 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
         );
       }
     }
-    if (this.subscriber && this.nudgeChannel)
-      await this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined);
+    // Only on a connected subscriber, and bounded: ioredis queues a command sent while Redis is
+    // down until it reconnects (over a minute of retries), which held the shutdown that long. The
+    // connection is closed right after anyway.
+    if (this.subscriber?.status === 'ready' && this.nudgeChannel) {
+      await withTimeout(
+        this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined),
+        QUIT_TIMEOUT_MS,
+      );
+    }
     this.phase = 'stopped';
   }
 }

@@ -27,6 +27,8 @@ export interface MembershipSettings {
   readonly instanceId?: string;
   readonly rackId?: string;
   readonly assignor?: string;
+  /** This run's random id (docs/protocol.md §7): a join under a member id held by another run is refused. */
+  readonly runId?: string;
 }
 
 /** How the runtime must react to a failed heartbeat. */
@@ -108,6 +110,7 @@ export class Membership {
       subscribedStreams: [...s.subscribedStreams],
       ...(s.instanceId !== undefined ? { instanceId: s.instanceId } : {}),
       ...(s.rackId !== undefined ? { rackId: s.rackId } : {}),
+      ...(s.runId !== undefined ? { runId: s.runId } : {}),
       ...(s.assignor !== undefined ? { assignor: s.assignor } : {}),
     };
   }

@@ -8,6 +8,7 @@ import type { ShardLostReason, ShardReaderHooks } from '../data-plane/shard-read
 import type { StreamHandlerDefinition } from '../discovery/stream-handler-definition.interface.js';
 import { type ShardReleaseCause, ShardReleasedError } from '../errors/shard-released.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
+import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import { KeySpace, prefixOfKey } from '../protocol/index.js';
 import type { RedisConnection } from '../redis/redis-connection.types.js';
 import { type GrantedShard, shardId } from './membership.js';
@@ -162,11 +163,17 @@ export class ShardReaderPool {
       deadLetterKey,
       handle: (message) =>
         definition.invoke(message, new StreamShardContext(message, group, memberId, signal)),
-      batchSize: definition.options.batchSize,
+      ...alreadyAppliedOption(definition, group, memberId),
+      ...this.batchOptions(definition, group, memberId, signal),
+      batchSize: Math.max(definition.options.batchSize, definition.options.batch?.maxSize ?? 0),
       blockMs: definition.options.blockMs,
       maxDeliveries: definition.options.maxDeliveries,
       retry: definition.options.retry,
       deadLetter: definition.options.deadLetter,
+      ordering: definition.options.ordering,
+      maxConcurrency: definition.options.maxConcurrency,
+      maxBufferedEntries: definition.options.maxBufferedEntries,
+      startFrom: definition.options.startFrom,
       serializer: this.options.serializer,
       limiter: this.limiterFor(definition),
       logger: this.options.logger,
@@ -228,6 +235,30 @@ export class ShardReaderPool {
       });
   }
 
+  /**
+   * A batch handler's reader options: its batches, and the call of its `invokeBatch` with a
+   * context that describes the batch's first message (`signal`, group, member, stream and shard
+   * hold for the whole batch).
+   */
+  private batchOptions(
+    definition: StreamHandlerDefinition,
+    group: string,
+    memberId: string,
+    signal: AbortSignal,
+  ): Pick<ShardReaderOptions, 'batch' | 'handleBatch'> {
+    const batch = definition.options.batch;
+    const invokeBatch = definition.invokeBatch;
+    if (batch === undefined || invokeBatch === undefined) return {};
+    return {
+      batch,
+      handleBatch: (messages) =>
+        invokeBatch(
+          messages,
+          new StreamShardContext(messages[0] as StreamShardMessage, group, memberId, signal),
+        ),
+    };
+  }
+
   private limiterFor(definition: StreamHandlerDefinition): ConcurrencyLimiter {
     let limiter = this.limiters.get(definition.stream);
     if (!limiter) {
@@ -240,3 +271,20 @@ export class ShardReaderPool {
 
 /** The id a pool uses for a shard (re-exported for the runtime). */
 export { shardId };
+
+/** The reader's `alreadyApplied` for an exactly-once handler's entries of `group`. */
+function alreadyAppliedOption(
+  definition: StreamHandlerDefinition,
+  group: string,
+  memberId: string,
+): Pick<ShardReaderOptions, 'alreadyApplied'> {
+  const check = definition.alreadyApplied;
+  if (check === undefined) return {};
+  return {
+    alreadyApplied: (message, signal) =>
+      check(
+        { group, stream: message.stream, shard: message.shard, id: message.id, memberId },
+        signal,
+      ),
+  };
+}

@@ -1,9 +1,18 @@
-import { Injectable, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { ShutdownOrderError } from '../errors/shutdown-order.error.js';
 
 /** Something that must finish before any other provider of the application is torn down. */
 export type DrainTask = () => Promise<void>;
+
+/** Something that must start only once every other provider's `onApplicationBootstrap` ran. */
+export type StartTask = () => void;
 
 /**
  * Runs the drain of the member runtime before every other `onModuleDestroy` of the application.
@@ -16,6 +25,11 @@ export type DrainTask = () => Promise<void>;
  * its `onModuleDestroy` is the first teardown hook of the application — on `app.close()` and on a
  * signal with `enableShutdownHooks()` alike. It has no other teardown hook, so nothing else moves.
  *
+ * The same order makes its `onApplicationBootstrap` the application's last start-up hook: Nest
+ * runs the hooks module by module in descending distance and awaits each module's before the
+ * next, so when it runs every other module's `onApplicationBootstrap` has completed (a database
+ * module that opens its pool there is open). The member runtime starts consuming from it.
+ *
  * Nest has no public API for "first teardown hook"; this relies on `Module.distance` (public on
  * Nest's module class) deciding the hook order from `init()` on. `onModuleInit` (which Nest runs
  * after it fixed that order) checks the module is still the nearest one and fails the bootstrap
@@ -24,8 +38,10 @@ export type DrainTask = () => Promise<void>;
  * @internal
  */
 @Injectable()
-export class ShutdownDrain implements OnModuleInit, OnModuleDestroy {
+export class ShutdownDrain implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly tasks: DrainTask[] = [];
+  private readonly starts: StartTask[] = [];
+  private started = false;
 
   constructor(private readonly modules: ModulesContainer) {
     const { own, others } = this.partition();
@@ -61,6 +77,26 @@ export class ShutdownDrain implements OnModuleInit, OnModuleDestroy {
   /** Registers a task the first teardown hook awaits (it must not reject: it logs its own failures). */
   register(task: DrainTask): void {
     this.tasks.push(task);
+  }
+
+  /**
+   * Registers a task the last start-up hook runs, or runs it at once if that hook already ran
+   * (it must not throw: it logs its own failures).
+   */
+  registerStart(task: StartTask): void {
+    if (this.started) task();
+    else this.starts.push(task);
+  }
+
+  /** Whether the application's last `onApplicationBootstrap` (this provider's) has run. */
+  get bootstrapped(): boolean {
+    return this.started;
+  }
+
+  /** The application's last `onApplicationBootstrap`: starts what waited for it. */
+  onApplicationBootstrap(): void {
+    this.started = true;
+    for (const start of this.starts.splice(0)) start();
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -15,6 +15,7 @@ export const heartbeatRequestSchema = z
         .max(2_147_483_647, { error: 'is too large' }),
       instanceId: idSchema.optional(),
       rackId: idSchema.optional(),
+      runId: idSchema.optional(),
       rebalanceTimeoutMs: z
         .number({ error: 'must be a number' })
         .int({ error: 'must be an integer' })

@@ -16,7 +16,12 @@ import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
  * takes every pending entry over in id order. It also holds if the two commands were ever
  * reordered (the read's entries are then the orphans).
  *
- * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ack ids joined with `,` (`''`: none).
+ * With `ordering: 'key'` entries read earlier are still being handled (legitimately pending) when
+ * the reader reads again, so the reader passes the highest id it has taken in (read or claimed)
+ * as `seenUpTo`, and only an entry pending above it counts as an orphan.
+ *
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ack ids joined with `,` (`''`: none),
+ * seenUpTo (optional; `''` or absent: any pending entry is an orphan).
  * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).
  */
 export const ACK_BEFORE_READ_SCRIPT: LuaScript = {
@@ -24,7 +29,9 @@ export const ACK_BEFORE_READ_SCRIPT: LuaScript = {
   numberOfKeys: 1,
   lua: `${FENCE_CHECK_LUA}${ACK_LIST_LUA}
 local acked = ack_list(3)
-if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return -1 end
+local from = '-'
+if ARGV[4] and ARGV[4] ~= '' then from = '(' .. ARGV[4] end
+if #redis.call('XPENDING', KEYS[1], ARGV[1], from, '+', 1, ARGV[2]) > 0 then return -1 end
 return acked
 `,
 };

@@ -20,13 +20,23 @@ import { FENCE_CHECK_LUA } from './fence-check.lua.js';
  *   crashed the process; not counting it would retry such an entry for ever. Except the first
  *   `maybeTaken` pending entries from `foreignFrom` on: a claim of the current reader whose reply
  *   was lost may have taken (and counted) them already.
+ *
+ * With `ordering: 'key'` (`keyOrder` `key`) entries are not handed in id order, so "below the
+ * handed one" means nothing: an own entry is counted only when it is listed in the handed pairs
+ * (`id count …`: handed and not acknowledged, at the count it was handed with), never for being
+ * read or claimed and buffered behind its key. An earlier owner's (or earlier reader's) entry is
+ * counted as above; a key-ordered reader that gave the shard up in order took that delivery back
+ * first for the entries no handler call counted for (the `uncount` script).
+ *
  * Each entry is taken with `XCLAIM … RETRYCOUNT <count>` (it sets the count instead of raising
  * it; XAUTOCLAIM, and XREADGROUP reading its own history, always raise it). An entry deleted or
  * trimmed while pending is reported and acked away (Redis ≥ 7.0 drops it from the PEL when
  * XCLAIM finds it gone).
  *
  * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, cursor (inclusive; `0-0` to start),
- * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none), maybeTaken.
+ * count, handedId (`''`: none), handedCount, foreignFrom (`''`: none), maybeTaken, keyOrder
+ * (`key`, else absent or `''`); with `key`: the number of handed pairs, then the pairs
+ * (id, count).
  * Reply: `[nextCursor, [[id, fields, deliveryCount], …], [deletedId, …]]`, `nextCursor` `0-0`
  * when the pending list has been gone through.
  */
@@ -56,6 +66,11 @@ local function foreign(id)
   if foreignFrom == '' or id_less(id, foreignFrom) then return false end
   return not maybeTakenTo or id_less(maybeTakenTo, id)
 end
+local keyOrder = ARGV[9] == 'key'
+local handedAt = {}
+if keyOrder then
+  for j = 1, tonumber(ARGV[10]) do handedAt[ARGV[9 + 2 * j]] = tonumber(ARGV[10 + 2 * j]) end
+end
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], '+', count + 1)
 local n = math.min(#pending, count)
 local cursor = '0-0'
@@ -63,9 +78,11 @@ if #pending > n then cursor = pending[n + 1][1] end
 local out, deleted = {}, {}
 for i = 1, n do
   local id, deliveries = pending[i][1], pending[i][4]
-  if pending[i][2] ~= ARGV[2]
-      or foreign(id)
-      or (handed ~= '' and (id_less(id, handed) or (id == handed and deliveries == handedCount))) then
+  local earlier = pending[i][2] ~= ARGV[2] or foreign(id)
+  if earlier
+      or (keyOrder and handedAt[id] == deliveries)
+      or (not keyOrder and handed ~= ''
+        and (id_less(id, handed) or (id == handed and deliveries == handedCount))) then
     deliveries = deliveries + 1
   end
   local entry = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'RETRYCOUNT', deliveries)[1]

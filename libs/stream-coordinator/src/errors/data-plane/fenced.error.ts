@@ -5,8 +5,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
  * does not name this member: the coordinator has given the shard to someone else (or it was
  * removed). The reader stops at once and reports the shard lost; nothing it handled after the
  * fence moved is acknowledged.
- *
- * @publicApi
  */
 export class FencedError extends StreamCoordinatorError {
   override readonly name = 'FencedError';

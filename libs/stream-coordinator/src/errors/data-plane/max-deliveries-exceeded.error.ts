@@ -5,8 +5,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
  * deliveries ended without an ack (a member crashed, or lost its shard, while handling it). The
  * reader dead-letters it (reason `max-deliveries`) with this error instead of handling it again,
  * so it cannot block its shard's keys for good.
- *
- * @publicApi
  */
 export class MaxDeliveriesExceededError extends StreamCoordinatorError {
   override readonly name = 'MaxDeliveriesExceededError';

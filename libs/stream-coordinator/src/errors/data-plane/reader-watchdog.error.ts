@@ -3,8 +3,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 /**
  * A Redis call of a shard reader did not answer within its deadline (the connection is
  * presumed hung, e.g. after a network blip, and is replaced).
- *
- * @publicApi
  */
 export class ReaderWatchdogError extends StreamCoordinatorError {
   override readonly name = 'ReaderWatchdogError';

@@ -7,8 +7,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
  * - `no-group` — the shard has no consumer group for the group (NOGROUP on the shard key);
  * - `unblocked` — a blocked read ended because one of its keys was deleted, or its consumer group
  *   destroyed, meanwhile (which one Redis does not say).
- *
- * @publicApi
  */
 export type ShardReadRefusal = 'gate-closed' | 'no-group' | 'unblocked';
 
@@ -17,8 +15,6 @@ export type ShardReadRefusal = 'gate-closed' | 'no-group' | 'unblocked';
  * the consumer group of every key before it serves any. The reader re-runs its acquire step,
  * which tells a moved fence (the shard is lost), a gate not open yet (wait) and a missing
  * consumer group (create it) apart.
- *
- * @publicApi
  */
 export class ShardReadRefusedError extends StreamCoordinatorError {
   override readonly name = 'ShardReadRefusedError';

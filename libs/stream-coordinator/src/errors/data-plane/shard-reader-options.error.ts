@@ -2,8 +2,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 
 /**
  * Invalid `ShardReaderOptions`; the message names the option.
- *
- * @publicApi
  */
 export class ShardReaderOptionsError extends StreamCoordinatorError {
   override readonly name = 'ShardReaderOptionsError';

@@ -5,8 +5,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
  * `payload` field, `headers` that are not a JSON object of strings, or a payload the serializer
  * rejects. The reader dead-letters such an entry at once, without retries (retrying cannot make
  * it decodable), then acknowledges it.
- *
- * @publicApi
  */
 export class UndecodableEntryError extends StreamCoordinatorError {
   override readonly name = 'UndecodableEntryError';

@@ -3,8 +3,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 /**
  * Thrown when the `redis` option cannot be turned into a connection: a malformed URL, an unknown
  * scheme, an empty or malformed cluster node list, or an option the data plane cannot honour.
- *
- * @publicApi
  */
 export class RedisConnectionOptionsError extends StreamCoordinatorError {
   override readonly name = 'RedisConnectionOptionsError';

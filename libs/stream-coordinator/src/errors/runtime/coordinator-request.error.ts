@@ -4,8 +4,6 @@ import { StreamCoordinatorError } from '../stream-coordinator.error.js';
 /**
  * A request to the coordinator failed: `code` is the protocol error code, or `null` when the
  * coordinator could not be reached, timed out, or answered without a protocol error body.
- *
- * @publicApi
  */
 export class CoordinatorRequestError extends StreamCoordinatorError {
   override readonly name = 'CoordinatorRequestError';

@@ -1,0 +1,155 @@
+import type { Pool, PoolClient } from 'pg';
+import { ExactlyOnceTableOutdatedError } from '../errors/postgres/exactly-once-table-outdated.error.js';
+import { InvalidExactlyOnceOptionsError } from '../errors/postgres/invalid-exactly-once-options.error.js';
+import { formatStreamEntryId, type StreamEntryId } from './stream-entry-id.js';
+
+/** The offsets table's default name. @publicApi */
+export const DEFAULT_OFFSETS_TABLE = 'rsc_applied_offsets';
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * `table` (`name` or `schema.name`) quoted for SQL.
+ *
+ * @throws InvalidExactlyOnceOptionsError for anything but one or two plain identifiers.
+ */
+export function quoteTableName(table: string): string {
+  const parts = typeof table === 'string' ? table.split('.') : [];
+  if (parts.length < 1 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
+    throw new InvalidExactlyOnceOptionsError(
+      'table',
+      `must be name or schema.name, each [A-Za-z_][A-Za-z0-9_]{0,62}; got ${JSON.stringify(table)}`,
+    );
+  }
+  return parts.map((part) => `"${part}"`).join('.');
+}
+
+/**
+ * The migration of the offsets table (also in `sql/exactly-once-offsets.sql` of the package):
+ * one row per (group, stream, shard), the last entry id settled there as two `numeric(20,0)`
+ * columns (Redis ids are two unsigned 64-bit integers; `bigint` is signed), and
+ * `dead_lettered_id`: the last entry of the shard settled as a dead letter (no effects), as
+ * `<ms>-<seq>`, or NULL. Two statements, both idempotent: the `CREATE TABLE`, then a `DO`
+ * block whose `ALTER TABLE … ADD COLUMN` brings a table created by an older version (without
+ * `dead_lettered_id`) up to date.
+ *
+ * @publicApi
+ */
+export function offsetsTableDdl(table: string = DEFAULT_OFFSETS_TABLE): string {
+  const name = quoteTableName(table);
+  return `CREATE TABLE IF NOT EXISTS ${name} (
+  consumer_group text NOT NULL,
+  stream text NOT NULL,
+  shard integer NOT NULL,
+  last_ms numeric(20, 0) NOT NULL,
+  last_seq numeric(20, 0) NOT NULL,
+  dead_lettered_id text,
+  applied_by text NOT NULL DEFAULT '',
+  applied_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer_group, stream, shard)
+);
+${deadLetteredColumnDdl(name)}`;
+}
+
+/**
+ * The upgrade of a table created before `dead_lettered_id` (catalog only: no table rewrite). It
+ * looks first, so that on an up-to-date table it takes no lock: `ALTER TABLE` takes an
+ * `ACCESS EXCLUSIVE` lock even when `IF NOT EXISTS` makes it a no-op, which would queue every
+ * handler transaction behind an open one (a frozen member's) at each bootstrap with
+ * `createTable: true`.
+ */
+function deadLetteredColumnDdl(quoted: string): string {
+  return `DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${quoted}') AND attname = 'dead_lettered_id' AND NOT attisdropped) THEN
+    ALTER TABLE ${quoted} ADD COLUMN IF NOT EXISTS dead_lettered_id text;
+  END IF;
+END
+$$;`;
+}
+
+/**
+ * Creates the offsets table if it does not exist, or adds the columns an older version's table
+ * lacks (idempotent; the schema of a qualified name must exist). Safe to run from several
+ * processes at once (replicas starting together with `createTable: true`): they take turns on a
+ * PostgreSQL advisory lock held until the DDL's transaction ends. Pass a pool or a client; a
+ * client inside a transaction runs the DDL in it (committed or rolled back with it).
+ *
+ * @publicApi
+ */
+export async function createExactlyOnceTable(
+  db: Pool | PoolClient,
+  table: string = DEFAULT_OFFSETS_TABLE,
+): Promise<void> {
+  const ddl = offsetsTableDdl(table); // validates the name, which the lock key then repeats
+  // Two concurrent `CREATE TABLE IF NOT EXISTS` of one name: the later one does not find the
+  // table (not committed yet) and fails on a duplicate key in pg_type. A transaction's advisory
+  // lock serialises them: the statements of one simple query run as one transaction (or in the
+  // caller's), so the lock is released when the DDL commits or rolls back, never later. A
+  // session's lock would outlive a caller's transaction the DDL failed in (its unlock fails
+  // there too) and hold up every later creation of the table.
+  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('${ddlLockKey(table)}', 0));
+${ddl}`);
+}
+
+/** The advisory lock key of the offsets table's DDL (one per table name, in any schema). */
+function ddlLockKey(table: string): string {
+  return `redis-stream-coordinator: offsets table DDL ${table}`;
+}
+
+/** The statements of one exactly-once transaction, for a quoted table name. */
+export interface OffsetStatements {
+  readonly ensureRow: string;
+  readonly lockRow: string;
+  readonly recordApplied: string;
+  readonly recordDeadLettered: string;
+}
+
+/**
+ * The locked row: the last entry settled on the shard, and the last one settled as a dead letter
+ * (the same entry when the last one was dead-lettered).
+ */
+export interface OffsetRow {
+  readonly last_ms: string;
+  readonly last_seq: string;
+  readonly dead_lettered_id: string | null;
+}
+
+export function offsetStatements(quoted: string): OffsetStatements {
+  const where = 'consumer_group = $1 AND stream = $2 AND shard = $3';
+  const record = `UPDATE ${quoted} SET last_ms = $4, last_seq = $5, applied_by = $6, applied_at = now()`;
+  return {
+    ensureRow: `INSERT INTO ${quoted} (consumer_group, stream, shard, last_ms, last_seq) VALUES ($1, $2, $3, 0, 0) ON CONFLICT (consumer_group, stream, shard) DO NOTHING`,
+    lockRow: `SELECT last_ms::text AS last_ms, last_seq::text AS last_seq, dead_lettered_id FROM ${quoted} WHERE ${where} FOR UPDATE`,
+    // leaves dead_lettered_id: it names an earlier entry now, which no longer matches the last
+    recordApplied: `${record} WHERE ${where}`,
+    recordDeadLettered: `${record}, dead_lettered_id = $7 WHERE ${where}`,
+  };
+}
+
+/**
+ * Whether entry `id` is the shard's last settled entry and was settled as a dead letter: its dead
+ * letter may not be written yet, so it must be dead-lettered (again), never applied or skipped.
+ */
+export function isDeadLetteredLast(id: StreamEntryId, row: OffsetRow): boolean {
+  const formatted = formatStreamEntryId(id);
+  return (
+    row.dead_lettered_id === formatted &&
+    formatStreamEntryId({ ms: BigInt(row.last_ms), seq: BigInt(row.last_seq) }) === formatted
+  );
+}
+
+/** PostgreSQL's `undefined_column`: a table from before a column was added. */
+const UNDEFINED_COLUMN = '42703';
+
+/**
+ * `error`, or {@link ExactlyOnceTableOutdatedError} when it says the offsets table lacks a
+ * column (created by an older version and not migrated), which says what to run.
+ */
+export function explainOutdatedTable(error: unknown, table: string): unknown {
+  const code =
+    typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === UNDEFINED_COLUMN
+    ? new ExactlyOnceTableOutdatedError(table, { cause: error })
+    : error;
+}
