@@ -50,6 +50,56 @@ function interleaving(redis: Redis): {
 }
 
 /**
+ * A Redis client that, while holding, runs each command at once on the real Redis but keeps the
+ * first one's reply from its caller until `release()`: a load that read Redis before a write
+ * but finishes after it. `resolved(n)` waits until `n` commands sent while holding have replied.
+ */
+function delayedReply(redis: Redis): {
+  client: Redis;
+  hold(): void;
+  release(): void;
+  resolved(n: number): Promise<void>;
+} {
+  let gate: { promise: Promise<void>; open: () => void } | null = null;
+  let sent = 0;
+  let replied = 0;
+  const waiters: Array<{ n: number; done: () => void }> = [];
+  const client = new Proxy(redis, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      return (...args: unknown[]): unknown => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!gate || !(result instanceof Promise)) return result;
+        const held = sent++ === 0 ? gate.promise : Promise.resolve();
+        return result.then(async (reply: unknown) => {
+          replied++;
+          for (const w of waiters.filter((x) => replied >= x.n)) w.done();
+          await held;
+          return reply;
+        });
+      };
+    },
+  });
+  return {
+    client,
+    hold: () => {
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      gate = { promise, open };
+      sent = 0;
+      replied = 0;
+    },
+    release: () => {
+      gate?.open();
+      gate = null;
+    },
+    resolved: (n) =>
+      replied >= n ? Promise.resolve() : new Promise((done) => waiters.push({ n, done })),
+  };
+}
+
+/**
  * The stream catalog is read in one atomic step: a catalog write racing a replica's load can
  * leave that replica's cache older than Redis, never marked newer than what it holds.
  */
@@ -94,5 +144,49 @@ describe('stream catalog load', () => {
     await replicaA.ensureAtLeast(stored);
     expect(replicaA.get('payments')?.shards.length).toBe(4);
     expect(replicaA.version).toBe(stored);
+  });
+
+  it('a refresh called after another replica wrote reflects that write, even with a load in flight', async () => {
+    const keys = new KeySpace(redis.prefix);
+    const delayed = delayedReply(raw);
+    const replicaA = new StreamRegistry(delayed.client, keys);
+    const replicaB = new StreamRegistry(other, keys);
+    await replicaB.create('refunds', 2, Date.now());
+    await replicaA.refresh();
+
+    // A's load reads Redis now, its reply is held; B writes; A is then asked to refresh.
+    delayed.hold();
+    const inFlight = replicaA.refresh();
+    await delayed.resolved(1);
+    await replicaB.create('invoices', 4, Date.now());
+    const afterWrite = replicaA.refresh();
+    delayed.release();
+    await Promise.all([inFlight, afterWrite]);
+    expect(replicaA.get('invoices')?.shards.length).toBe(4);
+  });
+
+  it("a write's own result is in the cache when write() returns, even with a load in flight", async () => {
+    const keys = new KeySpace(redis.prefix);
+    const delayed = delayedReply(raw);
+    const replica = new StreamRegistry(delayed.client, keys);
+    await replica.create('shipments', 2, Date.now());
+    const record = replica.get('shipments');
+    if (!record) throw new Error('shipments was not created');
+
+    delayed.hold();
+    const inFlight = replica.refresh();
+    await delayed.resolved(1);
+    const written = replica.write(
+      { ...record, version: record.version + 1, routingEpoch: record.routingEpoch + 1 },
+      record.version,
+      [],
+    );
+    // The write's script has replied, and write() has gone on to refresh the cache.
+    await delayed.resolved(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    delayed.release();
+    expect(await written).toBe(true);
+    await inFlight;
+    expect(replica.get('shipments')?.routingEpoch).toBe(record.routingEpoch + 1);
   });
 });

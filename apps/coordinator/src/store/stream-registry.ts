@@ -40,6 +40,7 @@ export class StreamRegistry implements StreamCatalog {
   >();
   private loadedVersion = 0;
   private refreshing: Promise<void> | null = null;
+  private queuedRefresh: Promise<void> | null = null;
   private readonly loadListeners: Array<(records: readonly StreamRecord[]) => void> = [];
 
   constructor(
@@ -57,12 +58,31 @@ export class StreamRegistry implements StreamCatalog {
     this.loadListeners.push(listener);
   }
 
-  /** Reloads every stream record from Redis (single flight). */
+  /**
+   * Reloads every stream record from Redis. The load it resolves with started after the call, so
+   * the cache then holds every write committed before it: the caller's own write, or another
+   * replica's that a GET must show. A load already in flight may have read Redis before that
+   * write, so callers arriving meanwhile share one more load queued behind it (at most two run
+   * back to back, never side by side).
+   */
   refresh(): Promise<void> {
-    this.refreshing ??= this.load().finally(() => {
-      this.refreshing = null;
+    if (!this.refreshing) return this.startLoad();
+    this.queuedRefresh ??= this.refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.queuedRefresh = null;
+        // A load another caller started since then also began after every queued call.
+        return this.refreshing ?? this.startLoad();
+      });
+    return this.queuedRefresh;
+  }
+
+  private startLoad(): Promise<void> {
+    const loading: Promise<void> = this.load().finally(() => {
+      if (this.refreshing === loading) this.refreshing = null;
     });
-    return this.refreshing;
+    this.refreshing = loading;
+    return loading;
   }
 
   private async load(): Promise<void> {
