@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
+import { FreshSingleFlight } from '../core/fresh-single-flight.js';
 import type { CoordinatorConfig } from '../config/coordinator-config.js';
 import { type StartupRetryOptions, untilRedisAnswers } from '../redis/redis-startup.js';
 import { COORDINATOR_REDIS, COORDINATOR_REDIS_SUBSCRIBER } from '../redis/redis.tokens.js';
@@ -33,7 +34,11 @@ export class CoordinatorLifecycle implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Coordinator');
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly checks = new FreshSingleFlight(async () => {
+    if (this.stopped) return;
+    await this.dataLoss.check();
+    await this.declared.check();
+  });
   private readonly declared: DeclaredStreams;
 
   constructor(
@@ -81,19 +86,17 @@ export class CoordinatorLifecycle implements BeforeApplicationShutdown {
     this.timer = null;
     await this.timers.stop();
     await this.declared.stop();
-    await this.checking;
+    await this.checks.idle();
   }
 
-  /** Restores what Redis lost (the catalog when its data is gone, then `STREAMS`); single flight. */
+  /**
+   * Restores what Redis lost (the catalog when its data is gone, then `STREAMS`). A check that
+   * started before a reconnect may have read Redis before it restarted, so a call waits for one
+   * that starts after it ({@link FreshSingleFlight}).
+   */
   private checkRedisData(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.checking ??= this.dataLoss
-      .check()
-      .then(() => this.declared.check())
-      .finally(() => {
-        this.checking = null;
-      });
-    return this.checking;
+    return this.checks.run();
   }
 
   private onReconnected(): void {

@@ -6,6 +6,7 @@ import {
   type StreamRouting,
 } from '@redis-stream-coordinator/nestjs/protocol';
 import { runScript } from '@redis-stream-coordinator/nestjs/internal';
+import { FreshSingleFlight } from '../core/fresh-single-flight.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
 import {
   activeShardIds,
@@ -39,8 +40,7 @@ export class StreamRegistry implements StreamCatalog {
     }
   >();
   private loadedVersion = 0;
-  private refreshing: Promise<void> | null = null;
-  private queuedRefresh: Promise<void> | null = null;
+  private readonly loads = new FreshSingleFlight(() => this.load());
   private readonly loadListeners: Array<(records: readonly StreamRecord[]) => void> = [];
 
   constructor(
@@ -59,30 +59,12 @@ export class StreamRegistry implements StreamCatalog {
   }
 
   /**
-   * Reloads every stream record from Redis. The load it resolves with started after the call, so
-   * the cache then holds every write committed before it: the caller's own write, or another
-   * replica's that a GET must show. A load already in flight may have read Redis before that
-   * write, so callers arriving meanwhile share one more load queued behind it (at most two run
-   * back to back, never side by side).
+   * Reloads every stream record from Redis, in a load that starts after the call, so the cache
+   * then holds every write committed before it: the caller's own write, or another replica's
+   * that a GET must show (see {@link FreshSingleFlight}).
    */
   refresh(): Promise<void> {
-    if (!this.refreshing) return this.startLoad();
-    this.queuedRefresh ??= this.refreshing
-      .catch(() => undefined)
-      .then(() => {
-        this.queuedRefresh = null;
-        // A load another caller started since then also began after every queued call.
-        return this.refreshing ?? this.startLoad();
-      });
-    return this.queuedRefresh;
-  }
-
-  private startLoad(): Promise<void> {
-    const loading: Promise<void> = this.load().finally(() => {
-      if (this.refreshing === loading) this.refreshing = null;
-    });
-    this.refreshing = loading;
-    return loading;
+    return this.loads.run();
   }
 
   private async load(): Promise<void> {
