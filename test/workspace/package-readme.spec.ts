@@ -58,6 +58,21 @@ describe('the package README (the npm page)', () => {
     expect(documented.filter((o) => !options.includes(o))).toEqual([]);
   });
 
+  it('gives every peer dependency the range package.json declares', () => {
+    const pkg = JSON.parse(readFileSync(join(LIBRARY, 'package.json'), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    };
+    const rows = new Map(
+      [...README.matchAll(/^\| `(@?[a-z][\w./-]*)` +\| `([^`]+)` +\|/gm)].map(([, name, range]) => [
+        name!,
+        // A `|` inside a table cell is written `\|`.
+        range!.replaceAll('\\|', '|'),
+      ]),
+    );
+    for (const [name, range] of Object.entries(pkg.peerDependencies))
+      expect(rows.get(name), `the peer dependency table's row for ${name}`).toBe(range);
+  });
+
   it('links only absolutely, to the repository of package.json', () => {
     const links = [...README.matchAll(/\]\(([^)\s]+)\)|<(https?:[^>\s]+)>/g)].map(
       ([, markdown, bare]) => (markdown ?? bare)!,
