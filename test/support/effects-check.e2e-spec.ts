@@ -26,13 +26,25 @@ describe('classifyEffects', () => {
     const report = classifyEffects(rows([before, 1], [afterRestart, 1]), {
       produced: [before, afterRestart],
     });
-    expect(report).toMatchObject({ rows: 2, appliedTwice: [], missing: [], lostByRedis: 0 });
+    expect(report).toMatchObject({
+      rows: 2,
+      appliedTwice: [],
+      missing: [],
+      unexpected: [],
+      lostByRedis: 0,
+    });
   });
 
   it('reports an entry with two rows as applied twice, and one with none as missing', () => {
     const report = classifyEffects(rows([before, 2]), { produced: [before, afterRestart] });
     expect(report.appliedTwice).toEqual([{ shard: 0, id: before.id, count: 2 }]);
     expect(report.missing).toEqual([{ shard: 0, id: afterRestart.id }]);
+  });
+
+  it('reports a row of an entry the producer never recorded as not produced', () => {
+    const report = classifyEffects(rows([before, 1], [afterRestart, 1]), { produced: [before] });
+    expect(report.unexpected).toEqual([{ shard: 0, id: afterRestart.id }]);
+    expect(report.missing).toEqual([]);
   });
 
   it('leaves out dead-lettered entries without a row and counts those with one', () => {

@@ -9,6 +9,8 @@ export interface EffectsReport {
   readonly appliedTwice: ReadonlyArray<{ shard: number; id: string; count: number }>;
   /** Produced entries neither applied nor dead-lettered (must be 0). */
   readonly missing: ReadonlyArray<{ shard: number; id: string }>;
+  /** Effect rows of entries nobody produced, as far as the producer knows (must be 0). */
+  readonly unexpected: ReadonlyArray<{ shard: number; id: string }>;
   /** Dead-lettered entries that have an effect row anyway (must be 0). */
   readonly deadLetteredButApplied: number;
   /** Produced entries a Redis rollback erased before any member applied them. */
@@ -98,10 +100,15 @@ export function classifyEffects(
     } else if (!applied && !dead.has(key)) missing.push({ shard: p.shard, id: p.id });
   }
   const deadLetteredButApplied = [...dead].filter((key) => counts.has(key)).length;
+  const produced = new Set(input.produced.map((p) => `${p.shard}/${p.id}`));
+  const unexpected = rows
+    .filter((r) => !produced.has(`${r.shard}/${r.entry_id}`))
+    .map((r) => ({ shard: r.shard, id: r.entry_id }));
   return {
     rows: rows.reduce((sum, r) => sum + r.n, 0),
     appliedTwice,
     missing,
+    unexpected,
     deadLetteredButApplied,
     lostByRedis,
     appliedBeforeLoss,
@@ -110,5 +117,5 @@ export function classifyEffects(
 
 /** One line for a test's output. */
 export function formatEffectsReport(report: EffectsReport): string {
-  return `exactly-once effects: ${report.rows} rows, applied twice ${report.appliedTwice.length}, missing ${report.missing.length}, dead-lettered but applied ${report.deadLetteredButApplied}${report.lostByRedis + report.appliedBeforeLoss > 0 ? `; erased by a Redis rollback ${report.lostByRedis} (applied before the loss ${report.appliedBeforeLoss})` : ''}`;
+  return `exactly-once effects: ${report.rows} rows, applied twice ${report.appliedTwice.length}, missing ${report.missing.length}, not produced ${report.unexpected.length}, dead-lettered but applied ${report.deadLetteredButApplied}${report.lostByRedis + report.appliedBeforeLoss > 0 ? `; erased by a Redis rollback ${report.lostByRedis} (applied before the loss ${report.appliedBeforeLoss})` : ''}`;
 }

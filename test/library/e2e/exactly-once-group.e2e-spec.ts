@@ -81,11 +81,17 @@ describe('e2e: exactly-once effects into PostgreSQL with real workers', () => {
       produced: run.producer.produced,
       deadLettered: dead,
     });
-    process.stdout.write(`${formatEffectsReport(report)}\n`);
+    const copies = dead.length - new Set(dead.map((d) => `${d.shard}/${d.id}`)).size;
+    process.stdout.write(
+      `${formatEffectsReport(report)}; dead letters ${dead.length} (${copies} copies)\n`,
+    );
     expect(report.appliedTwice).toEqual([]);
     expect(report.missing).toEqual([]);
     expect(report.deadLetteredButApplied).toBe(0);
-    expect(report.rows).toBe(run.producer.produced.length - dead.length);
+    expect(report.unexpected).toEqual([]);
+    // Dead letters are at least once (docs/exactly-once.md): a member that wrote one and died
+    // or froze before its ack leaves a second copy with the same source id to the next owner.
+    expect(report.rows).toBe(run.producer.produced.length - (dead.length - copies));
     // the entry e2 committed last was redelivered and skipped: its row names e2 although e2
     // never acked it
     const byE2 = await db.pool.query<{ n: number }>(
