@@ -7,7 +7,7 @@ import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ACK_BEFORE_READ_SCRIPT } from './scripts/ack-before-read.script.js';
 import { ACK_SCRIPT } from './scripts/ack.script.js';
 import { ACQUIRE_SCRIPT } from './scripts/acquire.script.js';
-import { joinEntryIds } from './scripts/fence-check.lua.js';
+import { encodeEntryIds } from './scripts/entry-id-list.js';
 import { CLAIM_SCRIPT } from './scripts/claim.script.js';
 import { REDELIVER_SCRIPT } from './scripts/redeliver.script.js';
 import { RELEASE_CONSUMER_SCRIPT } from './scripts/release-consumer.script.js';
@@ -142,7 +142,7 @@ export class ShardCommands {
     acks: readonly string[],
     seenUpTo?: string,
   ): Promise<number> {
-    const args = seenUpTo === undefined ? [joinEntryIds(acks)] : [joinEntryIds(acks), seenUpTo];
+    const args = seenUpTo === undefined ? [encodeEntryIds(acks)] : [encodeEntryIds(acks), seenUpTo];
     return (await this.run(connection, ACK_BEFORE_READ_SCRIPT, args, false)) as number;
   }
 
@@ -196,7 +196,7 @@ export class ShardCommands {
 
   /** Fence check, then XACK `ids` (none: only the fence check). Resolves to the acked count. */
   async ack(connection: RedisConnection, ids: readonly string[]): Promise<number> {
-    return (await this.run(connection, ACK_SCRIPT, [joinEntryIds(ids)], false)) as number;
+    return (await this.run(connection, ACK_SCRIPT, [encodeEntryIds(ids)], false)) as number;
   }
 
   /**

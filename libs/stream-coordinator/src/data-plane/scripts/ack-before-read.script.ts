@@ -1,5 +1,6 @@
 import type { LuaScript } from '../../redis/lua-script.js';
-import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
+import { ACK_LIST_LUA } from './entry-id-list.js';
+import { FENCE_CHECK_LUA } from './fence-check.lua.js';
 
 /**
  * `ackBeforeRead` — fence check; XACK the given ids (the batch handled last); then check that
@@ -20,7 +21,7 @@ import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
  * the reader reads again, so the reader passes the highest id it has taken in (read or claimed)
  * as `seenUpTo`, and only an entry pending above it counts as an orphan.
  *
- * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ack ids joined with `,` (`''`: none),
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ack ids as one argument (see `encodeEntryIds`),
  * seenUpTo (optional; `''` or absent: any pending entry is an orphan).
  * Reply: how many entries were acknowledged, or -1 when orphans are pending (after acking).
  */

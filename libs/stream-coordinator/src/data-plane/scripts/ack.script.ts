@@ -1,10 +1,11 @@
 import type { LuaScript } from '../../redis/lua-script.js';
-import { ACK_LIST_LUA, FENCE_CHECK_LUA } from './fence-check.lua.js';
+import { ACK_LIST_LUA } from './entry-id-list.js';
+import { FENCE_CHECK_LUA } from './fence-check.lua.js';
 
 /**
  * `ack` — fence check, then XACK the given ids (none: a pure fence check).
  *
- * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ids joined with `,` (`''`: none).
+ * KEYS: shard stream (its meta hash is derived, see FENCE_CHECK_LUA). ARGV: group, memberId, the ids as one argument (see `encodeEntryIds`).
  * Reply: how many entries were acknowledged.
  */
 export const ACK_SCRIPT: LuaScript = {
