@@ -107,7 +107,11 @@ const WORKERS = join(dirname(fileURLToPath(import.meta.url)), '..', 'workers');
  * more than 30 s.
  */
 const WORKER_READY_MS = 90_000;
-/** `BENCH_OURS_IOREDIS5=1`: a second member side whose library runs on ioredis 5 (a lever). */
+/**
+ * `BENCH_OURS_IOREDIS5=1`: a second member side whose library resolves `ioredis` to ioredis 5, so
+ * its non-reader connections (heartbeats go over HTTP; the subscriber, the producer) run on it too.
+ * Its readers run on ioredis 5 in either side (`READER_CLIENT`).
+ */
 const OURS_IOREDIS5 = process.env.BENCH_OURS_IOREDIS5 === '1';
 /**
  * `BENCH_OURS_COPY=<dir>`: a second member side on a copy of an earlier build of the library

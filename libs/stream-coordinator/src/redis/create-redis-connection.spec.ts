@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster5, Redis as Redis5 } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { RedisConnectionOptionsError } from '../errors/redis/redis-connection-options.error.js';
 import { createRedisConnection } from './create-redis-connection.js';
@@ -46,18 +47,29 @@ describe('createRedisConnection', () => {
     expect(cluster.options.redisOptions?.tls).toBeDefined();
   });
 
-  it('reader connections speak RESP2 (faster to decode) and other roles keep the default', () => {
-    expect((inspect('redis://h:1', 'reader') as Redis).options.protocol).toBe(2);
-    expect((inspect({ host: 'h', protocol: 3 }, 'reader') as Redis).options.protocol).toBe(2);
+  it('reader connections run on ioredis 5 (RESP2, the faster decoder) whatever the application ioredis; other roles on the application one', () => {
+    const reader = inspect('redis://h:1', 'reader');
+    expect(reader).toBeInstanceOf(Redis5);
+    expect((reader as Redis).options).toMatchObject({ host: 'h', port: 1 });
+    // ioredis 5 has no protocol option: one given for the application's ioredis 6 is dropped
+    expect((reader as Redis).options.protocol).toBeUndefined();
     expect(
-      (inspect({ cluster: ['a:1'] }, 'reader') as Cluster).options.redisOptions?.protocol,
-    ).toBe(2);
-    // The client's own default: RESP3 in ioredis 6; ioredis 5 speaks RESP2 only (no option).
+      (inspect({ host: 'h', protocol: 3 }, 'reader') as Redis).options.protocol,
+    ).toBeUndefined();
+    const cluster = inspect(
+      { cluster: ['a:1'], clusterOptions: { redisOptions: { protocol: 3 } } },
+      'reader',
+    );
+    expect(cluster).toBeInstanceOf(Cluster5);
+    expect((cluster as Cluster).options.redisOptions?.protocol).toBeUndefined();
+    expect(inspect('rediss+cluster://a:1', 'reader')).toBeInstanceOf(Cluster5);
+    // every other role: the application's ioredis, with its own default protocol
     const plain = new Redis({ lazyConnect: true });
     plain.disconnect();
-    expect((inspect('redis://h:1', 'command') as Redis).options.protocol).toBe(
-      plain.options.protocol,
-    );
+    const command = inspect('redis://h:1', 'command');
+    expect(command).toBeInstanceOf(Redis);
+    expect((command as Redis).options.protocol).toBe(plain.options.protocol);
+    expect(inspect({ cluster: ['a:1'] }, 'command')).toBeInstanceOf(Cluster);
   });
 
   it('reader connections fail commands fast instead of queuing them for ever', () => {

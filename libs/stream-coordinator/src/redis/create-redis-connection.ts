@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
 import type { DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
 import { RedisConnectionOptionsError } from '../errors/redis/redis-connection-options.error.js';
 import type {
@@ -6,6 +6,7 @@ import type {
   RedisConnectionOptions,
 } from '../interfaces/redis-connection-options.interface.js';
 import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
+import { APPLICATION_CLIENT, READER_CLIENT, type RedisClientClasses } from './reader-client.js';
 import { redisUrlScheme } from './redis-url.js';
 
 /**
@@ -41,16 +42,14 @@ export interface CreateRedisConnectionExtras {
  * goes through its claim phase, which takes the pending entries back in id order before any new
  * read.
  *
- * Readers also speak RESP2 (`protocol: 2`; ioredis 6 defaults to RESP3). Their replies are the
- * same either way (ioredis maps RESP3 replies onto the RESP2 shapes), but ioredis decodes an
- * `XREADGROUP` reply of 100 entries far faster in RESP2: measured, a member's CPU per message
- * at batch 100 went from ≈ 3.9 to ≈ 2.5 µs (`docs/benchmarks.md`). Readers use no RESP3-only
- * feature (no client-side caching, no push replies: nudges arrive on the subscriber connection).
+ * Readers are built with ioredis 5 whatever the application's ioredis (see `READER_CLIENT`), so
+ * they speak RESP2, ioredis 5's only protocol: a `protocol` option is dropped for them. Readers
+ * use no RESP3-only feature (no client-side caching, no push replies: nudges arrive on the
+ * subscriber connection).
  */
 const READER_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
   autoResendUnfulfilledCommands: false,
-  protocol: 2,
 };
 
 /**
@@ -86,7 +85,8 @@ export function createRedisConnection(
       : { maxRetriesPerRequest: extras.maxRetriesPerRequest }),
   };
   const clusterDefaults = role === 'command' ? {} : DEDICATED_CLUSTER_OPTIONS;
-  const connection = build(options, roleOptions, clusterDefaults);
+  const client = role === 'reader' ? READER_CLIENT : APPLICATION_CLIENT;
+  const connection = build(options, roleOptions, clusterDefaults, client);
   attachErrorLogging(connection, role, extras.logger);
   return connection;
 }
@@ -95,8 +95,11 @@ function build(
   options: RedisConnectionOptions,
   roleOptions: RedisOptions,
   clusterDefaults: ClusterOptions,
+  client: RedisClientClasses,
 ): RedisConnection {
-  if (typeof options === 'string') return fromUrl(options.trim(), roleOptions, clusterDefaults);
+  if (typeof options === 'string') {
+    return fromUrl(options.trim(), roleOptions, clusterDefaults, client);
+  }
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RedisConnectionOptionsError(`got ${describe(options)}`);
   }
@@ -104,25 +107,33 @@ function build(
     const nodes = parseNodes(options.cluster);
     const clusterOptions: ClusterOptions = options.clusterOptions ?? {};
     rejectKeyPrefix(clusterOptions.keyPrefix ?? clusterOptions.redisOptions?.keyPrefix);
-    return new Cluster(nodes, {
+    return new client.Cluster(nodes, {
       ...clusterDefaults,
       ...clusterOptions,
       ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
-      redisOptions: { ...clusterOptions.redisOptions, ...roleOptions },
+      redisOptions: forClient({ ...clusterOptions.redisOptions, ...roleOptions }, client),
     });
   }
   rejectKeyPrefix(options.keyPrefix);
-  return new Redis({ ...options, ...roleOptions });
+  return new client.Redis(forClient({ ...options, ...roleOptions }, client));
+}
+
+/** `options` without what `client` does not take (`protocol` for a RESP2-only client). */
+function forClient(options: RedisOptions, client: RedisClientClasses): RedisOptions {
+  if (!client.resp2Only || !('protocol' in options)) return options;
+  const { protocol: _resp2Only, ...rest } = options;
+  return rest;
 }
 
 function fromUrl(
   url: string,
   roleOptions: RedisOptions,
   clusterDefaults: ClusterOptions,
+  client: RedisClientClasses,
 ): RedisConnection {
   const scheme = redisUrlScheme(url);
   if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
-    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions, clusterDefaults);
+    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions, clusterDefaults, client);
   }
   if (scheme === undefined) {
     throw new RedisConnectionOptionsError(
@@ -146,7 +157,7 @@ function fromUrl(
   }
   if (parsed.searchParams.has('keyPrefix')) rejectKeyPrefix(parsed.searchParams.get('keyPrefix'));
   // ioredis turns TLS on only for a literal "rediss://": give it the scheme in lower case
-  return new Redis(`${scheme}${url.slice(url.indexOf('://'))}`, roleOptions);
+  return new client.Redis(`${scheme}${url.slice(url.indexOf('://'))}`, roleOptions);
 }
 
 function fromClusterUrl(
@@ -154,6 +165,7 @@ function fromClusterUrl(
   tls: boolean,
   roleOptions: RedisOptions,
   clusterDefaults: ClusterOptions,
+  client: RedisClientClasses,
 ): Cluster {
   const rest = url.slice(url.indexOf('://') + 3);
   const match = /^(?:([^@/]*)@)?([^/?#]+)\/?(?:[?#].*)?$/.exec(rest);
@@ -173,7 +185,7 @@ function fromClusterUrl(
     if (password !== '') redisOptions.password = password;
   }
   if (tls) redisOptions.tls = {};
-  return new Cluster(nodes, {
+  return new client.Cluster(nodes, {
     ...clusterDefaults,
     redisOptions,
     ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
