@@ -198,7 +198,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     }, 100);
     // Subscribe to the nudge channel before the join (bounded): the nudge announcing the shards
     // released for this member can come right after the join, and must not find it deaf.
-    await withTimeout(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
+    await fulfilledWithin(this.subscribeToNudges(), NUDGE_SUBSCRIBE_WAIT_MS);
     if (this.stopping) return;
     this.heartbeatNow();
   }
@@ -416,7 +416,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
    */
   private dropAll(pool: ShardReaderPool): void {
     const bound = this.options.rebalanceTimeoutMs;
-    const settled = withTimeout(pool.stopAll('dropped'), bound).then((done) => {
+    const settled = fulfilledWithin(pool.stopAll('dropped'), bound).then((done) => {
       if (!done)
         this.options.logger.warn(
           `handlers still running ${bound} ms (the rebalance timeout) after this member was fenced; rejoining anyway (their late acks are refused)`,
@@ -500,7 +500,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     }
     this.phase = 'leaving';
     const membership = this.membership;
-    const drained = await withTimeout(this.pool.close(), this.options.shutdownTimeoutMs);
+    const drained = await fulfilledWithin(this.pool.close(), this.options.shutdownTimeoutMs);
     if (!drained) {
       this.options.logger.warn(
         `shutdown: handlers still running after ${this.options.shutdownTimeoutMs} ms; leaving anyway (their late acks will be refused)`,
@@ -509,7 +509,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     this.leaving = true;
     clearTimeout(this.timer);
     clearInterval(this.fenceTimer);
-    await withTimeout(this.inFlight ?? Promise.resolve(), this.options.requestTimeoutMs);
+    await fulfilledWithin(this.inFlight ?? Promise.resolve(), this.options.requestTimeoutMs);
     if (membership.memberEpoch > 0) {
       try {
         // A static member leaves "temporarily" by default (epoch -2): its shards stay reserved
@@ -532,7 +532,7 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
     // down until it reconnects (over a minute of retries), which held the shutdown that long. The
     // connection is closed right after anyway.
     if (this.subscriber?.status === 'ready' && this.nudgeChannel) {
-      await withTimeout(
+      await fulfilledWithin(
         this.subscriber.unsubscribe(this.nudgeChannel).catch(() => undefined),
         QUIT_TIMEOUT_MS,
       );
@@ -541,7 +541,12 @@ export class MemberRuntime implements OnApplicationBootstrap, BeforeApplicationS
   }
 }
 
-async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/**
+ * Waits up to `ms` for `promise`: `true` when it fulfilled in time, `false` when the time ran out
+ * first (it is not cancelled); rejects when it rejected in time. Unlike the health checks'
+ * `withTimeout` (`redis/bounded-call.ts`), running out of time is an answer here, not an error.
+ */
+async function fulfilledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), ms);
