@@ -46,9 +46,31 @@ describe('entry id lists (one MessagePack argument, decoded by cmsgpack in Redis
     }
   });
 
+  it('writes the MessagePack headers the specification gives at each boundary', () => {
+    const hex = (ids: readonly string[]): string => encodeEntryIds(ids).toString('hex');
+    const ids = (count: number): string[] => Array.from({ length: count }, () => '1-1');
+    expect(hex([])).toBe('90');
+    expect(hex(ids(15)).slice(0, 2)).toBe('9f');
+    expect(hex(ids(16)).slice(0, 6)).toBe('dc0010');
+    expect(hex(ids(0x10000)).slice(0, 10)).toBe('dd00010000');
+    expect(hex(['1-1'])).toBe('91a3312d31');
+    const thirtyOne = `${'1'.repeat(15)}-${'2'.repeat(15)}`;
+    const thirtyTwo = `${'1'.repeat(15)}-${'2'.repeat(16)}`;
+    expect(hex([thirtyOne]).slice(0, 4)).toBe('91bf');
+    expect(hex([thirtyTwo]).slice(0, 6)).toBe('91d920');
+  });
+
   it('refuses something longer than an entry id, naming it', () => {
     const tooLong = `${'9'.repeat(21)}-${'9'.repeat(20)}`;
     expect(() => encodeEntryIds(['1-1', tooLong])).toThrow(RangeError);
     expect(() => encodeEntryIds([tooLong])).toThrow(/not a stream entry id .*999/);
+  });
+
+  it('refuses an empty id and any character but digits and "-", naming the id', () => {
+    expect(() => encodeEntryIds(['1-1', ''])).toThrow(/not a stream entry id .*""/);
+    for (const bad of ['1-1\u00e9', '1-\u2603', '1-1,2-2', ' 1-1', '1-1\n', 'abc']) {
+      expect(() => encodeEntryIds(['0-1', bad])).toThrow(RangeError);
+    }
+    expect(() => encodeEntryIds(['1-\u2603'])).toThrow(/not a stream entry id .*"1-\u2603"/);
   });
 });

@@ -6,9 +6,9 @@
  * since 2.6). One argument instead of one per id, because ioredis builds every argument of a
  * command separately: with one argument per id, building and writing the `EVALSHA` of a batch of
  * 100 acks took ≈ 7 % of a member's busy time. MessagePack instead of the ids joined with `,`,
- * because splitting the joined text in Lua (`string.gmatch`) cost Redis more: the script's own
- * time fell from ≈ 0.48 to ≈ 0.33 µs per acknowledged id with `cmsgpack`, measured with
- * `INFO commandstats` on batches of 100 (bench/benchmarks-notes.md, "The fenced ack in Redis").
+ * because splitting the joined text in Lua (`string.gmatch`) cost Redis more: about a tenth more
+ * Redis time per acknowledged id than `cmsgpack`, measured with `INFO commandstats` on batches of
+ * 100 (`bench/ack-script-micro.ts`; bench/benchmarks-notes.md, "The fenced ack in Redis").
  *
  * Hand-written rather than a MessagePack library: only this one shape is ever encoded (an array
  * of short ASCII strings), byte for byte as the MessagePack specification gives it, and the
@@ -20,18 +20,20 @@ const MAX_ENTRY_ID_LENGTH = 41;
 
 /**
  * `ids` as one MessagePack array of strings (fixarray / array 16 / array 32; fixstr / str 8),
- * what {@link ACK_LIST_LUA} reads. Entry ids are ASCII, so each character is one byte.
+ * what {@link ACK_LIST_LUA} reads. Entry ids are digits and `-`, so each character is one byte.
  *
- * @throws RangeError when an id is longer than an entry id can be (41 characters).
+ * @throws RangeError when an id is empty, longer than an entry id can be (41 characters), or
+ *   holds anything but digits and `-`: nothing is encoded, so nothing is acknowledged.
  */
 export function encodeEntryIds(ids: readonly string[]): Buffer {
   const count = ids.length;
   let size = count < 16 ? 1 : count < 0x10000 ? 3 : 5;
   for (let i = 0; i < count; i++) {
-    const length = (ids[i] as string).length;
-    if (length > MAX_ENTRY_ID_LENGTH) {
+    const id = ids[i] as string;
+    const length = id.length;
+    if (length === 0 || length > MAX_ENTRY_ID_LENGTH || !isEntryIdText(id)) {
       throw new RangeError(
-        `not a stream entry id (longer than ${MAX_ENTRY_ID_LENGTH} characters): ${(ids[i] as string).slice(0, 60)}`,
+        `not a stream entry id (1 to ${MAX_ENTRY_ID_LENGTH} digits and "-"): ${JSON.stringify(id.slice(0, 60))}`,
       );
     }
     size += (length < 32 ? 1 : 2) + length;
@@ -61,6 +63,15 @@ export function encodeEntryIds(ids: readonly string[]): Buffer {
     at += out.write(id, at, length, 'latin1');
   }
   return out;
+}
+
+/** Whether every character of `id` is a digit or `-` (what makes it one byte in latin1). */
+function isEntryIdText(id: string): boolean {
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    if ((code < 0x30 || code > 0x39) && code !== 0x2d) return false;
+  }
+  return true;
 }
 
 /**
