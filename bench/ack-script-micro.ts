@@ -1,6 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ShardCommands } from '@redis-stream-coordinator/nestjs/internal';
 import { benchRedis } from './support/bench-redis.js';
+import { connectRedis } from '../test/support/redis-client.js';
 import { benchPayload } from './workers/payload.js';
 
 /**
@@ -118,8 +119,8 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length
 
 async function main(): Promise<void> {
   const redis = await benchRedis((line) => console.error(line));
-  const admin = new Redis(redis.url);
-  const conns = Array.from({ length: SHARDS }, () => new Redis(redis.url, { protocol: 2 }));
+  const admin = connectRedis(redis.url);
+  const conns = Array.from({ length: SHARDS }, () => connectRedis(redis.url, { protocol: 2 }));
   try {
     const sha = {
       joined: (await admin.script('LOAD', JOINED)) as string,
