@@ -19,6 +19,7 @@ export type { StreamCoordinatorModuleAsyncOptions } from './module/stream-coordi
 export type {
   MemberIdOption,
   MetricsRegistryLike,
+  ReaderClient,
   StreamCoordinatorMetricsOptions,
   StreamCoordinatorModuleOptions,
 } from './interfaces/stream-coordinator-options.interface.js';

@@ -324,6 +324,12 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     message: `${M}option "handlerFastPath" must be true or false (got 1)`,
   },
   {
+    name: 'readerClient not one of its two values',
+    patch: { readerClient: 'ioredis6' },
+    path: 'readerClient',
+    message: `${M}option "readerClient" must be "bundled" or "application" (got "ioredis6")`,
+  },
+  {
     name: 'misspelt top-level key',
     patch: { coordinatorURL: 'http://x' },
     path: 'coordinatorURL',
@@ -333,7 +339,7 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     name: 'unknown top-level key without a near match',
     patch: { kafkaBrokers: ['b:9092'] },
     path: 'kafkaBrokers',
-    message: `${M}option "kafkaBrokers" is not a known option; remove it; known options here: coordinatorUrl, token, redis, group, memberId, instanceId, rackId, assignor, rebalanceTimeoutMs, handlerDefaults, publishOnly, shutdownTimeoutMs, leaveOnShutdown, requestTimeoutMs, serializer, metrics, logger, handlerFastPath`,
+    message: `${M}option "kafkaBrokers" is not a known option; remove it; known options here: coordinatorUrl, token, redis, group, memberId, instanceId, rackId, assignor, rebalanceTimeoutMs, handlerDefaults, publishOnly, shutdownTimeoutMs, leaveOnShutdown, requestTimeoutMs, serializer, metrics, logger, handlerFastPath, readerClient`,
   },
   {
     name: 'several problems at once',

@@ -4,7 +4,7 @@ import type { ExceptionClass, StartFrom } from './stream-shard-handler-options.i
 import type { MemberIdStrategy } from '../identity/member-id.js';
 import type { PayloadSerializer } from './payload-serializer.interface.js';
 import type { RedisConnectionOptions } from './redis-connection-options.interface.js';
-import type { MetricsRegistryLike } from './stream-coordinator-options.interface.js';
+import type { MetricsRegistryLike, ReaderClient } from './stream-coordinator-options.interface.js';
 
 /**
  * Backoff between deliveries, every field filled.
@@ -75,4 +75,5 @@ export interface ResolvedStreamCoordinatorOptions {
   /** Always a logger: a no-op one for `logger: false`, Nest's `Logger` for `true`/unset. */
   readonly logger: LoggerService;
   readonly handlerFastPath: boolean;
+  readonly readerClient: ReaderClient;
 }

@@ -48,6 +48,19 @@ export interface StreamCoordinatorMetricsOptions {
 export type MemberIdOption = 'coordinator' | (string & Record<never, never>) | (() => string);
 
 /**
+ * Which ioredis the shard readers run on:
+ * - `'bundled'` (default): ioredis 5, the library's own dependency (npm alias `ioredis5`), whose
+ *   reply decoder reads stream batches several times faster than ioredis 6.0.0's;
+ * - `'application'`: your application's ioredis, like every other connection of the library. For
+ *   when readers must carry fixes or instrumentation that only your copy has (an APM agent that
+ *   patches `ioredis`, a security fix of ioredis 6), at the cost in CPU per message that
+ *   docs/benchmarks.md measures.
+ *
+ * @publicApi
+ */
+export type ReaderClient = 'bundled' | 'application';
+
+/**
  * Options of `StreamCoordinatorModule.forRoot()` (and what a `forRootAsync()` factory returns).
  * Unknown keys are rejected at bootstrap, so a misspelt option never passes silently.
  *
@@ -109,6 +122,8 @@ export interface StreamCoordinatorModuleOptions {
    * pipeline (for instance when enhancers are registered after bootstrap).
    */
   handlerFastPath?: boolean;
+  /** Which ioredis the shard readers run on; see {@link ReaderClient}. Default `'bundled'`. */
+  readerClient?: ReaderClient;
 }
 
 /**

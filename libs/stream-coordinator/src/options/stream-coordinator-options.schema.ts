@@ -249,6 +249,9 @@ export const moduleOptionsSchema = z.strictObject({
     )
     .optional(),
   handlerFastPath: z.boolean({ error: OPTION_RULES.boolean }).optional(),
+  readerClient: z
+    .enum(['bundled', 'application'], { error: 'must be "bundled" or "application"' })
+    .optional(),
 });
 
 /** Known keys per object path, for "did you mean" suggestions on unknown keys. @internal */

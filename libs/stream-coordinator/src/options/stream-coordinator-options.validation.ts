@@ -354,5 +354,6 @@ export function resolveStreamCoordinatorOptions(raw: unknown): ResolvedStreamCoo
     metrics: resolveMetrics(options.metrics),
     logger: resolveLogger(options.logger),
     handlerFastPath: options.handlerFastPath ?? STREAM_COORDINATOR_DEFAULTS.handlerFastPath,
+    readerClient: options.readerClient ?? STREAM_COORDINATOR_DEFAULTS.readerClient,
   });
 }

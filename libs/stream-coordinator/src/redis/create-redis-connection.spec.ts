@@ -13,8 +13,12 @@ const startupNodes = (cluster: Cluster): unknown =>
 function inspect(
   options: Parameters<typeof createRedisConnection>[0],
   role: 'command' | 'reader' = 'command',
+  readerClient?: 'bundled' | 'application',
 ): RedisConnection {
-  const connection = createRedisConnection(options, role, { lazyConnect: true });
+  const connection = createRedisConnection(options, role, {
+    lazyConnect: true,
+    ...(readerClient === undefined ? {} : { readerClient }),
+  });
   connection.disconnect();
   return connection;
 }
@@ -70,6 +74,72 @@ describe('createRedisConnection', () => {
     expect(command).toBeInstanceOf(Redis);
     expect((command as Redis).options.protocol).toBe(plain.options.protocol);
     expect(inspect({ cluster: ['a:1'] }, 'command')).toBeInstanceOf(Cluster);
+  });
+
+  it("readerClient 'application' builds readers with the application's ioredis, on RESP2", () => {
+    // (under RSC_IOREDIS=5 the application's ioredis is ioredis 5 too: one class for both)
+    const sameLibrary = (Redis as unknown) === (Redis5 as unknown);
+    const reader = inspect(
+      { host: 'h', protocol: 3, replyMapping: 'resp3' },
+      'reader',
+      'application',
+    ) as Redis;
+    expect(reader).toBeInstanceOf(Redis);
+    if (!sameLibrary) expect(reader).not.toBeInstanceOf(Redis5);
+    // RESP2, with the reply mapping RESP2 allows (ioredis 6 refuses 'resp3' without protocol 3)
+    expect(reader.options.protocol).toBe(2);
+    expect(reader.options.replyMapping).toBe('legacy');
+    expect(reader.options.maxRetriesPerRequest).toBe(1);
+    const plain = new Redis({ lazyConnect: true });
+    plain.disconnect();
+    expect(reader.options.keepAlive).toBe(plain.options.keepAlive);
+    const cluster = inspect(
+      {
+        cluster: ['a:1'],
+        clusterOptions: { redisOptions: { protocol: 3, replyMapping: 'resp3' } },
+      },
+      'reader',
+      'application',
+    ) as Cluster;
+    expect(cluster).toBeInstanceOf(Cluster);
+    if (!sameLibrary) expect(cluster).not.toBeInstanceOf(Cluster5);
+    expect(cluster.options.redisOptions).toMatchObject({ protocol: 2, replyMapping: 'legacy' });
+    expect(inspect('redis://h:1', 'reader', 'bundled')).toBeInstanceOf(Redis5);
+  });
+
+  it('bundled readers keep TCP keep-alive on (ioredis 6 default) unless the options say otherwise', () => {
+    expect((inspect('redis://h:1', 'reader') as Redis).options.keepAlive).toBe(30_000);
+    expect((inspect({ host: 'h' }, 'reader') as Redis).options.keepAlive).toBe(30_000);
+    expect((inspect({ host: 'h', keepAlive: 0 }, 'reader') as Redis).options.keepAlive).toBe(0);
+    const cluster = inspect({ cluster: ['a:1'] }, 'reader') as Cluster;
+    expect(cluster.options.redisOptions?.keepAlive).toBe(30_000);
+    const clusterUrl = inspect('redis+cluster://a:1', 'reader') as Cluster;
+    expect(clusterUrl.options.redisOptions?.keepAlive).toBe(30_000);
+    const own = inspect(
+      { cluster: ['a:1'], clusterOptions: { redisOptions: { keepAlive: 5_000 } } },
+      'reader',
+    ) as Cluster;
+    expect(own.options.redisOptions?.keepAlive).toBe(5_000);
+  });
+
+  it("a URL's query cannot undo a reader's required options, but may set its defaults", () => {
+    const reader = inspect(
+      'redis://:pw@h:1/2?maxRetriesPerRequest=20&autoResendUnfulfilledCommands=true&keepAlive=0&connectTimeout=500',
+      'reader',
+    ) as Redis;
+    expect(reader.options).toMatchObject({
+      host: 'h',
+      port: 1,
+      db: 2,
+      password: 'pw',
+      maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
+      keepAlive: '0',
+      connectTimeout: '500',
+    });
+    // other roles keep what the URL says
+    const command = inspect('redis://h:1?maxRetriesPerRequest=20') as Redis;
+    expect(command.options.maxRetriesPerRequest).toBe('20');
   });
 
   it('reader connections fail commands fast instead of queuing them for ever', () => {

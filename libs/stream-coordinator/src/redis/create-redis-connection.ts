@@ -6,6 +6,7 @@ import type {
   RedisConnectionOptions,
 } from '../interfaces/redis-connection-options.interface.js';
 import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
+import type { ReaderClient } from '../interfaces/stream-coordinator-options.interface.js';
 import { APPLICATION_CLIENT, READER_CLIENT, type RedisClientClasses } from './reader-client.js';
 import { redisUrlScheme } from './redis-url.js';
 
@@ -28,6 +29,11 @@ export interface CreateRedisConnectionExtras {
    * `maxRetriesPerRequest`; its default, 20, can hold a command for about ten seconds).
    */
   maxRetriesPerRequest?: number;
+  /**
+   * Which ioredis a `reader` connection is built with (the module option `readerClient`):
+   * `'bundled'` (default), the library's own ioredis 5, or `'application'`, the application's.
+   */
+  readerClient?: ReaderClient;
 }
 
 /**
@@ -42,15 +48,25 @@ export interface CreateRedisConnectionExtras {
  * goes through its claim phase, which takes the pending entries back in id order before any new
  * read.
  *
- * Readers are built with ioredis 5 whatever the application's ioredis (see `READER_CLIENT`), so
- * they speak RESP2, ioredis 5's only protocol: a `protocol` option is dropped for them. Readers
- * use no RESP3-only feature (no client-side caching, no push replies: nudges arrive on the
- * subscriber connection).
+ * Readers speak RESP2. Built with the bundled ioredis 5 (see `READER_CLIENT`), it is its only
+ * protocol and a `protocol` option is dropped for them; built with the application's ioredis
+ * (module option `readerClient: 'application'`) they get `protocol: 2` (and the reply mapping
+ * RESP2 allows, `'legacy'`), because ioredis 6
+ * decodes an `XREADGROUP` reply far faster in RESP2 than in RESP3 (its default), for the same
+ * reply shapes. Readers use no RESP3-only feature (no client-side caching, no push replies:
+ * nudges arrive on the subscriber connection).
  */
 const READER_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
   autoResendUnfulfilledCommands: false,
 };
+
+/**
+ * Defaults of readers on the bundled ioredis 5 (the user's options win): TCP keep-alive after
+ * 30 s idle, ioredis 6's default, where ioredis 5's is off, so a blocked `XREADGROUP` on a
+ * half-open socket is found by the OS as it would be with the application's ioredis 6.
+ */
+const BUNDLED_READER_DEFAULTS: RedisOptions = { keepAlive: 30_000 };
 
 /**
  * Cluster defaults of the dedicated roles (`reader`, `subscriber`; the user's `clusterOptions`
@@ -76,8 +92,10 @@ export function createRedisConnection(
   role: RedisConnectionRole,
   extras: CreateRedisConnectionExtras = {},
 ): RedisConnection {
+  const bundled = role === 'reader' && (extras.readerClient ?? 'bundled') === 'bundled';
   const roleOptions: RedisOptions = {
     ...(role === 'reader' ? READER_OPTIONS : {}),
+    ...(role === 'reader' && !bundled ? { protocol: 2, replyMapping: 'legacy' as const } : {}),
     ...(extras.connectionName === undefined ? {} : { connectionName: extras.connectionName }),
     ...(extras.lazyConnect === undefined ? {} : { lazyConnect: extras.lazyConnect }),
     ...(extras.maxRetriesPerRequest === undefined
@@ -85,20 +103,28 @@ export function createRedisConnection(
       : { maxRetriesPerRequest: extras.maxRetriesPerRequest }),
   };
   const clusterDefaults = role === 'command' ? {} : DEDICATED_CLUSTER_OPTIONS;
-  const client = role === 'reader' ? READER_CLIENT : APPLICATION_CLIENT;
-  const connection = build(options, roleOptions, clusterDefaults, client);
+  const client = bundled ? READER_CLIENT : APPLICATION_CLIENT;
+  const defaults = bundled ? BUNDLED_READER_DEFAULTS : {};
+  const connection = build(options, { defaults, role: roleOptions }, clusterDefaults, client);
   attachErrorLogging(connection, role, extras.logger);
   return connection;
 }
 
+/** Options around the user's: `defaults` under them, `role` over them. */
+interface LayeredOptions {
+  readonly defaults: RedisOptions;
+  readonly role: RedisOptions;
+}
+
 function build(
   options: RedisConnectionOptions,
-  roleOptions: RedisOptions,
+  layers: LayeredOptions,
   clusterDefaults: ClusterOptions,
   client: RedisClientClasses,
 ): RedisConnection {
+  const roleOptions = layers.role;
   if (typeof options === 'string') {
-    return fromUrl(options.trim(), roleOptions, clusterDefaults, client);
+    return fromUrl(options.trim(), layers, clusterDefaults, client);
   }
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RedisConnectionOptionsError(`got ${describe(options)}`);
@@ -111,11 +137,14 @@ function build(
       ...clusterDefaults,
       ...clusterOptions,
       ...(roleOptions.lazyConnect === undefined ? {} : { lazyConnect: roleOptions.lazyConnect }),
-      redisOptions: forClient({ ...clusterOptions.redisOptions, ...roleOptions }, client),
+      redisOptions: forClient(
+        { ...layers.defaults, ...clusterOptions.redisOptions, ...roleOptions },
+        client,
+      ),
     });
   }
   rejectKeyPrefix(options.keyPrefix);
-  return new client.Redis(forClient({ ...options, ...roleOptions }, client));
+  return new client.Redis(forClient({ ...layers.defaults, ...options, ...roleOptions }, client));
 }
 
 /** `options` without what `client` does not take (`protocol` for a RESP2-only client). */
@@ -127,13 +156,15 @@ function forClient(options: RedisOptions, client: RedisClientClasses): RedisOpti
 
 function fromUrl(
   url: string,
-  roleOptions: RedisOptions,
+  layers: LayeredOptions,
   clusterDefaults: ClusterOptions,
   client: RedisClientClasses,
 ): RedisConnection {
+  const roleOptions = layers.role;
   const scheme = redisUrlScheme(url);
   if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
-    return fromClusterUrl(url, scheme === 'rediss+cluster', roleOptions, clusterDefaults, client);
+    const redisOptions = { ...layers.defaults, ...roleOptions };
+    return fromClusterUrl(url, scheme === 'rediss+cluster', redisOptions, clusterDefaults, client);
   }
   if (scheme === undefined) {
     throw new RedisConnectionOptionsError(
@@ -157,7 +188,24 @@ function fromUrl(
   }
   if (parsed.searchParams.has('keyPrefix')) rejectKeyPrefix(parsed.searchParams.get('keyPrefix'));
   // ioredis turns TLS on only for a literal "rediss://": give it the scheme in lower case
-  return new client.Redis(`${scheme}${url.slice(url.indexOf('://'))}`, roleOptions);
+  return new client.Redis(`${scheme}${afterScheme(url, parsed, roleOptions)}`, {
+    ...layers.defaults,
+    ...roleOptions,
+  });
+}
+
+/**
+ * `url` from its `://` on, without the query parameters `roleOptions` sets. ioredis lets a URL's query win
+ * over the options passed beside it (it fills options from the URL first), so
+ * `?maxRetriesPerRequest=20` or `?autoResendUnfulfilledCommands=true` would undo what the role
+ * requires; the role's options win here as they do over an options object. Defaults passed with
+ * the role options (`keepAlive`) are not role options: the URL may still set them.
+ */
+function afterScheme(url: string, parsed: URL, roleOptions: RedisOptions): string {
+  const keys = Object.keys(roleOptions).filter((key) => parsed.searchParams.has(key));
+  if (keys.length === 0) return url.slice(url.indexOf('://'));
+  for (const key of keys) parsed.searchParams.delete(key);
+  return parsed.href.slice(parsed.href.indexOf('://'));
 }
 
 function fromClusterUrl(

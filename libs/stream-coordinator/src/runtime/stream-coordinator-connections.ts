@@ -49,6 +49,7 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
     const connection = createRedisConnection(this.options.redis, 'reader', {
       connectionName: 'rsc-reader',
       logger: this.options.logger,
+      readerClient: this.options.readerClient,
     });
     this.track(connection);
     const forget = (): void => {
