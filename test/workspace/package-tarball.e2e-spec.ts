@@ -148,5 +148,12 @@ describe('the packed library installs into a separate Nest app', () => {
     ) as { name: string; dependencies?: Record<string, string> };
     expect(installed.name).toBe('@redis-stream-coordinator/nestjs');
     expect(existsSync(join(appDir, 'node_modules/zod/package.json'))).toBe(true);
+    // the shard readers' own ioredis 5, installed under its alias whatever the app's ioredis
+    expect(installed.dependencies?.ioredis5).toBe('npm:ioredis@^5.11.1');
+    const readers = JSON.parse(
+      await readFile(join(appDir, 'node_modules/ioredis5/package.json'), 'utf8'),
+    ) as { name: string; version: string };
+    expect(readers.name).toBe('ioredis');
+    expect(readers.version).toMatch(/^5\./);
   }, 180_000);
 });
