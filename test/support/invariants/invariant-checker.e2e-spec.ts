@@ -548,6 +548,15 @@ describe('invariant checker', () => {
     });
     expect(regranted.results.zombieSafety.byKind).toEqual({});
     expect(regranted.results.zombieSafety.notes).toMatchObject({ readBeforeRollback: 1 });
+    // so is an ack under that later grant with no handling before it: an exactly-once member
+    // that finds b#1's effect applied acks it without running the handler again
+    const skipped = checkInvariants({
+      ...run,
+      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 303), t0: T + 302 }],
+      ownership: [...(run.ownership ?? []), own('C', 1, 300, null)],
+    });
+    expect(skipped.results.zombieSafety.byKind).toEqual({});
+    expect(skipped.results.zombieSafety.notes).toMatchObject({ readBeforeRollback: 1 });
     // a member still handling long after the kill is a zombie, not a batch's tail
     const late = checkInvariants({
       ...run,

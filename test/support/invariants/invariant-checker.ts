@@ -328,16 +328,24 @@ class CheckContext {
 
   /**
    * Whether an ack of `h` by its member got through: an ack record of the member listing the id,
-   * sent after `h` ended and before the member's next handling of the entry (a later ack is that
-   * handling's).
+   * sent after `h` ended, before the member's next handling of the entry (a later ack is that
+   * handling's) and before the timeline grants the member the shard again after `h` (an ack under
+   * that later grant is the grant's: an exactly-once member acks an entry whose effect it finds
+   * already applied without handling it again).
    */
   ackedItself(h: HandledRecord): boolean {
     const next = (this.handlingsOf.get(msgKey(h.s, h.id)) ?? []).find(
       (o) => o.m === h.m && o.t0 > h.t0,
     );
+    const regranted = (this.ownershipBy.get(`${h.m}|${h.s}`) ?? []).find((i) => i.from > h.t1);
     return (this.ackRecordsBy.get(`${h.m}|${h.s}`) ?? []).some((a) => {
       const sent = a.t0 ?? a.t;
-      return a.a.includes(h.id) && a.t >= h.t1 && (next === undefined || sent < next.t0);
+      return (
+        a.a.includes(h.id) &&
+        a.t >= h.t1 &&
+        (next === undefined || sent < next.t0) &&
+        (regranted === undefined || sent < regranted.from - this.slack)
+      );
     });
   }
 
