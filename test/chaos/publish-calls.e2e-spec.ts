@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { HandledRecord } from '../support/invariants/index.js';
 import {
+  handledCopies,
   PublishCallLog,
   settlePublished,
   type TailEntry,
@@ -109,6 +111,54 @@ describe('chaos producer: what a publish wrote', () => {
     expect(settled.written).toEqual([]);
     expect(settled.rest).toEqual([a, b, c]);
     expect(reads).toEqual([OLD0]);
+  });
+
+  it('keeps an unanswered message its shard no longer shows as possibly written', async () => {
+    // The CI interleaving (seed 827865799, Node 20, a loaded machine): the call writing a and b
+    // to old shard 1 ran at once, but its reply was read only after the 4 s command timeout;
+    // meanwhile a reshard drained and removed shard 1, so the lookup found an empty tail. Both
+    // are published again (at-least-once), and both copies may exist.
+    const OLD1 = 't-chaos:{orders:1}';
+    const log = new PublishCallLog('orders');
+    const call = log.sent(args(OLD1, [a, b]));
+    log.failed(call, new Error('Command timed out'));
+    const refused = log.sent(args(OLD3, [c]));
+    log.failed(refused, new Error('STALE_ROUTING key=t-chaos:{orders:3} state=closed'));
+    const { read } = tails({});
+
+    const settled = await settlePublished([a, b, c], log.calls(), read);
+
+    expect(settled.rest).toEqual([a, b, c]);
+    expect(settled.unsettled).toEqual([
+      { message: a, shard: 1 },
+      { message: b, shard: 1 },
+    ]);
+    // a member handled a's first copy on shard 1 (twice: two groups) and the second on 9
+    const handling = (s: number, id: string, m = a, member = 'm1'): HandledRecord => ({
+      m: member,
+      st: 'orders',
+      s,
+      k: m.key,
+      id,
+      q: m.seq,
+      d: 1,
+      t0: 0,
+      t1: 1,
+    });
+    const handled = [
+      handling(1, '1700000000193-0'),
+      handling(1, '1700000000193-0', a, 'idle1'),
+      handling(9, '1700000004253-0'),
+      handling(1, '1700000000193-2', c),
+      handling(1, '1700000000193-1', b),
+    ];
+    const produced = [{ ...a, shard: 9, id: '1700000004253-0' }];
+    expect(handledCopies(settled.unsettled, handled, produced)).toEqual([
+      { ...a, shard: 1, id: '1700000000193-0' },
+      { ...b, shard: 1, id: '1700000000193-1' },
+    ]);
+    // nothing unsettled: no copies
+    expect(handledCopies([], handled, produced)).toEqual([]);
   });
 
   it('takes the publisher reply over a tail entry of the same message', async () => {

@@ -5,8 +5,14 @@ import {
   StreamPublisher,
   type CompiledRouting,
 } from '@redis-stream-coordinator/nestjs/internal';
-import { PublishCallLog, settlePublished, type OutgoingMessage } from './publish-calls.js';
-import type { ProducedMessage } from '../../support/invariants/index.js';
+import {
+  handledCopies,
+  PublishCallLog,
+  settlePublished,
+  type OutgoingMessage,
+  type UnsettledMessage,
+} from './publish-calls.js';
+import type { HandledRecord, ProducedMessage } from '../../support/invariants/index.js';
 import type { SeededRandom } from './seeded-random.js';
 import { connectRedis } from '../../support/redis-client.js';
 
@@ -44,7 +50,10 @@ const TICK_MS = 50;
  * before the loss without a producer, issue #20). When a call's outcome is unknown (the
  * connection died with it in flight: its Redis client does not re-send unanswered commands, so
  * a write happens at most once per attempt), it looks for the messages at the tail of that
- * call's shard. Only what no call wrote is published again.
+ * call's shard. Only what no call wrote is published again — and what it finds nowhere though its
+ * call may have written it (the shard removed by a reshard before the lookup, the write lost in a
+ * Redis rollback after a member handled it) is published again too and kept as unsettled, until
+ * {@link ChaosProducer.adoptHandledCopies} finds its first copy among the handlings.
  */
 export class ChaosProducer {
   readonly produced: ProducedMessage[] = [];
@@ -52,6 +61,8 @@ export class ChaosProducer {
   failures = 0;
   /** Messages whose outcome had to be looked up (their call got no answer). */
   resolved = 0;
+  /** Messages an unanswered call may have written where no lookup could see (published again). */
+  private readonly unsettled: UnsettledMessage[] = [];
   private readonly seqs = new Map<string, number>();
   private readonly redis: Redis;
   private readonly routing: RoutingCache;
@@ -91,6 +102,17 @@ export class ChaosProducer {
   /** Messages published so far. */
   get published(): number {
     return this.produced.length;
+  }
+
+  /**
+   * Adds to `produced` the first copies of unsettled messages that `handled` (every group's
+   * handlings) shows: their unanswered call did write them ({@link handledCopies}). Returns how
+   * many; call it once publishing stopped, before the run is checked.
+   */
+  adoptHandledCopies(handled: readonly HandledRecord[]): number {
+    const copies = handledCopies(this.unsettled, handled, this.produced);
+    this.produced.push(...copies);
+    return copies.length;
   }
 
   /** Starts publishing at the configured rate. */
@@ -172,13 +194,14 @@ export class ChaosProducer {
     const calls = [...this.calls.calls()];
     for (let attempt = 1; ; attempt++) {
       try {
-        const { written, lookedUp, rest } = await settlePublished(
+        const { written, lookedUp, rest, unsettled } = await settlePublished(
           pending,
           calls,
           (shardKey, count) => this.redis.xrevrange(shardKey, '+', '-', 'COUNT', count),
         );
         for (const w of written) this.record(w.message, w.shard, w.id);
         this.resolved += lookedUp;
+        this.unsettled.push(...unsettled);
         return rest;
       } catch (error) {
         if (attempt >= 120) {

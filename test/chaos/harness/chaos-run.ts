@@ -146,6 +146,11 @@ export async function runChaos(
       config.quiesceTimeoutMs,
     );
     mark('quiescedMs');
+    const copies = producer.adoptHandledCopies(
+      [CHAOS_GROUP, CHAOS_IDLE_GROUP].flatMap(
+        (group) => readRecordFiles(cluster.recordFiles(group)).handled,
+      ),
+    );
 
     const collected = await collect(
       cluster,
@@ -172,7 +177,7 @@ export async function runChaos(
       header,
       'what happened:',
       ...injector.timeline(),
-      `producer: ${producer.published} messages, ${producer.failures} failed publish calls retried, ${producer.resolved} outcomes looked up`,
+      `producer: ${producer.published} messages, ${producer.failures} failed publish calls retried, ${producer.resolved} outcomes looked up, ${copies} found handled after they were published again`,
       `members (handler ms per message; connections to replica A/B): ${[...cluster.members.values()]
         .map(
           (m) =>

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { HandledRecord, ProducedMessage } from '../../support/invariants/index.js';
 
 /** A message of the chaos producer: `payload = {seq}`, per-key sequence numbers. */
 export interface OutgoingMessage {
@@ -117,12 +118,24 @@ export class PublishCallLog {
   }
 }
 
+/** A message whose call got no answer and which its call's shard tail did not show. */
+export interface UnsettledMessage {
+  readonly message: OutgoingMessage;
+  /** The shard its unanswered call went to. */
+  readonly shard: number;
+}
+
 /**
  * What a publish of `pending` wrote, from its script calls: a message a call was answered for
  * is written there with that id (even if Redis lost it since: it was produced, and a rollback's
  * loss is the run's to count); one whose call got no answer is looked for at the tail of that
  * call's shard (only this producer writes, one publish at a time); the rest — refused, never
  * sent, or unanswered and not there — is returned in order, to be published again.
+ *
+ * An unanswered message missing from its tail is also returned as `unsettled`: the tail cannot
+ * show a write the shard no longer holds — a reshard removed the shard (drained) before the
+ * lookup, or a Redis rollback lost the write after a member handled it. Such a message may be
+ * written twice; {@link handledCopies} finds the first copy among the handlings.
  */
 export async function settlePublished(
   pending: readonly OutgoingMessage[],
@@ -133,6 +146,8 @@ export async function settlePublished(
   /** Of `written`, how many were found at a tail (their call got no answer). */
   lookedUp: number;
   rest: OutgoingMessage[];
+  /** Of `rest`, the messages an unanswered call may have written (see above). */
+  unsettled: UnsettledMessage[];
 }> {
   const answered = new Map<string, { shard: number; id: string }>();
   const unanswered = new Map<string, PublishCall>();
@@ -161,6 +176,7 @@ export async function settlePublished(
   }
   const written: Array<{ message: OutgoingMessage; shard: number; id: string }> = [];
   const rest: OutgoingMessage[] = [];
+  const unsettled: UnsettledMessage[] = [];
   let lookedUp = 0;
   for (const m of pending) {
     const hit = answered.get(name(m));
@@ -170,9 +186,35 @@ export async function settlePublished(
     else if (call !== undefined && id !== undefined) {
       written.push({ message: m, shard: call.shard, id });
       lookedUp++;
-    } else rest.push(m);
+    } else {
+      rest.push(m);
+      if (call !== undefined) unsettled.push({ message: m, shard: call.shard });
+    }
   }
-  return { written, lookedUp, rest };
+  return { written, lookedUp, rest, unsettled };
+}
+
+/**
+ * The entries of unsettled messages that members handled: a handling of an unsettled message's
+ * key and seq on the shard its unanswered call went to is that call's write (only that call
+ * wrote the message there), so it was produced, and published again since. Each entry once, and
+ * none already in `produced`.
+ */
+export function handledCopies(
+  unsettled: readonly UnsettledMessage[],
+  handled: readonly HandledRecord[],
+  produced: readonly ProducedMessage[],
+): ProducedMessage[] {
+  const maybe = new Set(unsettled.map((u) => `${name(u.message)}@${u.shard}`));
+  const seen = new Set(produced.map((p) => `${p.shard}|${p.id}`));
+  const copies: ProducedMessage[] = [];
+  for (const h of handled) {
+    const entry = `${h.s}|${h.id}`;
+    if (seen.has(entry) || !maybe.has(`${h.k}#${h.q}@${h.s}`)) continue;
+    seen.add(entry);
+    copies.push({ key: h.k, seq: h.q, shard: h.s, id: h.id });
+  }
+  return copies;
 }
 
 /** `{key, seq}` of a shard entry written by the chaos producer, or null. */
