@@ -70,4 +70,44 @@ describe('STREAMS declared again by two replicas', () => {
     expect((await four.registry.events('orders')).length).toBe(1);
     await Promise.all([four.declared.stop(), two.declared.stop()]);
   });
+
+  it('restores a lost stream it saw before with its last layout, warning when STREAMS differs', async () => {
+    const keys = new KeySpace(redis.prefix);
+    const registry = new StreamRegistry(shared, keys);
+    const last = (await registry.create('ledger', 3, Date.now())).record;
+    await redis
+      .redis()
+      .del(keys.streamsKey(), keys.catalogVersionKey(), keys.streamEventsKey('ledger'));
+    const warnings: string[] = [];
+    let detections = 0;
+    const declared = new DeclaredStreams(
+      registry,
+      [{ stream: 'ledger', shards: 2 }],
+      Date.now,
+      { warn: (m) => warnings.push(m) },
+      {
+        detectLoss: () => {
+          detections++;
+          return Promise.resolve();
+        },
+        remembered: (stream) => (stream === 'ledger' ? last : undefined),
+      },
+    );
+    await declared.check();
+    const record = registry.get('ledger');
+    expect(record && activeShardIds(record)).toEqual([0, 1, 2]);
+    expect(record?.routingEpoch).toBe(last.routingEpoch + 1);
+    expect(detections).toBe(1);
+    expect(warnings).toEqual([
+      expect.stringContaining('ledger is missing from Redis'),
+      expect.stringContaining(
+        'STREAMS declares ledger:2 but it had 3 shard(s) before Redis lost it; restored with 3',
+      ),
+    ]);
+    // nothing missing: no detection, nothing restored again
+    await declared.check();
+    expect(detections).toBe(1);
+    expect((await registry.events('ledger')).length).toBe(1);
+    await declared.stop();
+  });
 });

@@ -55,6 +55,7 @@ export class CoordinatorLifecycle implements BeforeApplicationShutdown {
       config.streams,
       () => coordinator.clock.now(),
       this.logger,
+      { detectLoss: () => dataLoss.check(), remembered: (stream) => dataLoss.lastSeen(stream) },
     );
   }
 

@@ -48,6 +48,11 @@ export class RedisDataLossWatcher {
     return this.state;
   }
 
+  /** The last record of `stream` this coordinator saw, or `undefined` for one it never saw. */
+  lastSeen(stream: string): StreamRecord | undefined {
+    return this.remembered.get(stream);
+  }
+
   /**
    * At start, before the catalog is loaded (each load is remembered): adopts the marker, so a loss
    * after it is detected even when it happens while the coordinator starts.

@@ -1,5 +1,5 @@
 import type { DeclaredStream } from '../config/coordinator-config.js';
-import { activeShardIds } from '../core/streams/stream-record.js';
+import { activeShardIds, type StreamRecord } from '../core/streams/stream-record.js';
 import type { StreamRegistry } from './stream-registry.js';
 
 /** Minimal logger (Nest's `Logger` fits). */
@@ -7,12 +7,32 @@ interface DeclaredStreamsLogger {
   warn(message: string): void;
 }
 
+/** What the coordinator knows of Redis losing data (its data-loss watcher). */
+export interface DeclaredStreamsLossHooks {
+  /** Checks the incarnation marker, restoring the catalog when Redis lost its data. */
+  detectLoss(): Promise<void>;
+  /** The last record the coordinator saw of `stream`, or `undefined` for one it never saw. */
+  remembered(stream: string): StreamRecord | undefined;
+}
+
+/** For a coordinator without a data-loss watcher (tests): nothing is known. */
+const NO_LOSS_HOOKS: DeclaredStreamsLossHooks = {
+  detectLoss: () => Promise.resolve(),
+  remembered: () => undefined,
+};
+
 /**
  * The `STREAMS` of the configuration: declared at start, and declared again whenever Redis turns
  * out to have lost them (a FLUSHALL, a restart without its data, an eviction) — checked (one
  * HMGET) whenever the coordinator's lifecycle checks Redis's data, so producers and members get their
  * streams back without a coordinator restart. Creating is idempotent across replicas (a
  * compare-and-set on "does not exist"), so several replicas noticing at once create it once.
+ *
+ * A stream only goes missing when Redis lost data, so a missing one first has the marker checked
+ * again (a FLUSHALL landing between the lifecycle's marker check and this one is then the loss it
+ * is, its catalog restored and counted); and one the coordinator saw before is restored like the
+ * rest of the catalog (docs/protocol.md §13.6: its last layout under the next routing epoch),
+ * never created afresh at epoch 1, which would undo a reshard and take its epoch backwards.
  */
 export class DeclaredStreams {
   private running: Promise<void> | null = null;
@@ -23,6 +43,7 @@ export class DeclaredStreams {
     private readonly streams: readonly DeclaredStream[],
     private readonly now: () => number,
     private readonly logger: DeclaredStreamsLogger,
+    private readonly loss: DeclaredStreamsLossHooks = NO_LOSS_HOOKS,
   ) {}
 
   /** Creates every declared stream that does not exist (warns when one exists with another count). */
@@ -48,7 +69,10 @@ export class DeclaredStreams {
   }
 
   private async redeclareMissing(): Promise<void> {
-    const missing = new Set(await this.registry.missing(this.streams.map((s) => s.stream)));
+    const names = this.streams.map((s) => s.stream);
+    if ((await this.registry.missing(names)).length === 0) return;
+    await this.loss.detectLoss();
+    const missing = new Set(await this.registry.missing(names));
     if (missing.size === 0) return;
     for (const name of missing) {
       this.logger.warn(
@@ -58,8 +82,20 @@ export class DeclaredStreams {
     await this.registry.refresh();
     for (const declared of this.streams) {
       if (!missing.has(declared.stream) || this.stopped) continue;
-      await this.declareOne(declared);
+      const known = this.loss.remembered(declared.stream);
+      if (known === undefined) await this.declareOne(declared);
+      else await this.restore(known, declared);
     }
+  }
+
+  /** Restores a declared stream the coordinator saw before; warns when its count is not declared. */
+  private async restore(known: StreamRecord, { stream, shards }: DeclaredStream): Promise<void> {
+    const record = await this.registry.restore(known, this.now());
+    const count = activeShardIds(record).length;
+    if (count === shards) return;
+    this.logger.warn(
+      `STREAMS declares ${stream}:${shards} but it had ${count} shard(s) before Redis lost it; restored with ${count} (use the reshard route to change it)`,
+    );
   }
 
   /**

@@ -1,0 +1,126 @@
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
+import type { CoordinatorConfig } from '../../apps/coordinator/src/config/coordinator-config.js';
+import { CoordinatorLifecycle } from '../../apps/coordinator/src/groups/coordinator-lifecycle.js';
+import type { GroupCoordinator } from '../../apps/coordinator/src/groups/group-coordinator.js';
+import { RedisDataLossWatcher } from '../../apps/coordinator/src/groups/redis-data-loss.js';
+import type { SessionTimers } from '../../apps/coordinator/src/groups/session-timers.js';
+import { IncarnationMarker } from '../../apps/coordinator/src/store/incarnation-marker.js';
+import { StreamRegistry } from '../../apps/coordinator/src/store/stream-registry.js';
+import { cleanupPrefix, createTestRedis, uniquePrefix } from '../support/redis.js';
+
+/** A marker whose next check is followed by `after` (Redis losing data right after it). */
+class MarkerThen extends IncarnationMarker {
+  after: (() => Promise<void>) | null = null;
+  override async lostSinceLastCheck(): Promise<boolean> {
+    const lost = await super.lostSinceLastCheck();
+    const after = this.after;
+    this.after = null;
+    if (after) await after();
+    return lost;
+  }
+}
+
+/**
+ * A declared stream (`STREAMS`) Redis lost comes back under the next routing epoch, as every
+ * stream of the catalog does (docs/protocol.md §13.6) — never created afresh at epoch 1, which
+ * would take a resharded stream back to its declared layout and its routing epoch backwards.
+ * Found in a full-suite run (redis-data-loss.e2e-spec.ts: `orders` back at epoch 1): the
+ * FLUSHALL landed between the lifecycle's marker check and its STREAMS check.
+ */
+describe('a declared stream Redis lost', () => {
+  let raw: Redis;
+  let subscriber: Redis;
+  let prefix: string;
+  let lifecycle: CoordinatorLifecycle | undefined;
+  beforeAll(() => {
+    raw = createTestRedis();
+    subscriber = createTestRedis();
+  });
+  afterEach(async () => {
+    await lifecycle?.beforeApplicationShutdown();
+    lifecycle = undefined;
+    await cleanupPrefix(raw, prefix);
+  });
+  afterAll(() => {
+    raw.disconnect();
+    subscriber.disconnect();
+  });
+
+  async function start() {
+    prefix = uniquePrefix('declared-loss');
+    const keys = new KeySpace(prefix);
+    const registry = new StreamRegistry(raw, keys);
+    const marker = new MarkerThen(raw, keys);
+    const warnings: string[] = [];
+    const errors: string[] = [];
+    const watcher = new RedisDataLossWatcher(marker, registry, {
+      dropCache: () => undefined,
+      counted: () => undefined,
+      error: (m) => void errors.push(m),
+      warn: (m) => void warnings.push(m),
+      now: () => Date.now(),
+    });
+    const coordinator = {
+      clock: { now: () => Date.now() },
+      dropCache: () => undefined,
+      cachedGroups: () => new Map(),
+    } as unknown as GroupCoordinator;
+    const timers = {
+      start: () => undefined,
+      stop: () => Promise.resolve(),
+      restartClock: () => undefined,
+    } as unknown as SessionTimers;
+    const config = {
+      streams: [{ stream: 'orders', shards: 2 }],
+      heartbeatIntervalMs: 60_000,
+    } as unknown as CoordinatorConfig;
+    const created = new CoordinatorLifecycle(
+      config,
+      raw,
+      subscriber,
+      registry,
+      coordinator,
+      timers,
+      watcher,
+    );
+    lifecycle = created;
+    await created.start({ timeoutMs: 5000, warn: (m) => void warnings.push(m) });
+    const check = () =>
+      (created as unknown as { checkRedisData(): Promise<void> }).checkRedisData();
+    return { keys, registry, marker, watcher, warnings, errors, check };
+  }
+
+  it('lost right after the marker check: detected as the loss it is, restored at the next epoch', async () => {
+    const { registry, marker, watcher, check } = await start();
+    expect(registry.get('orders')?.routingEpoch).toBe(1);
+    marker.after = () => cleanupPrefix(raw, prefix);
+    await check();
+    await registry.refresh();
+    expect(registry.get('orders')?.routingEpoch).toBe(2);
+    expect(watcher.status.losses).toBe(1);
+    expect(watcher.status.restoredStreams).toEqual(['orders']);
+    // a further check changes nothing
+    await check();
+    await registry.refresh();
+    expect(registry.get('orders')?.routingEpoch).toBe(2);
+    expect(watcher.status.losses).toBe(1);
+  });
+
+  it('lost alone (the marker kept, as an eviction may): restored at the next epoch, not created', async () => {
+    const { keys, registry, watcher, warnings, check } = await start();
+    await raw.del(keys.streamsKey(), keys.catalogVersionKey(), keys.streamEventsKey('orders'));
+    await check();
+    await registry.refresh();
+    const record = registry.get('orders');
+    expect(record?.routingEpoch).toBe(2);
+    expect(record?.shards.map((s) => s.id)).toEqual([0, 1]);
+    expect(watcher.status.losses).toBe(0);
+    expect(warnings).toEqual([]);
+    const events = await registry.events('orders');
+    expect(events.map((e) => [e.type, e.data.reason, e.data.routingEpoch])).toEqual([
+      ['STREAM_CREATED', 'REDIS_DATA_LOST', 2],
+    ]);
+  });
+});
