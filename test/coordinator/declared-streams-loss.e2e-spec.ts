@@ -22,6 +22,24 @@ class MarkerThen extends IncarnationMarker {
   }
 }
 
+/** A registry whose first load is followed by Redis losing every key of the prefix. */
+class LosingAfterFirstLoad extends StreamRegistry {
+  private lost = false;
+  constructor(
+    private readonly raw: Redis,
+    keys: KeySpace,
+    private readonly prefix: string,
+  ) {
+    super(raw, keys);
+  }
+  override async refresh(): Promise<void> {
+    await super.refresh();
+    if (this.lost) return;
+    this.lost = true;
+    await cleanupPrefix(this.raw, this.prefix);
+  }
+}
+
 /**
  * A declared stream (`STREAMS`) Redis lost comes back under the next routing epoch, as every
  * stream of the catalog does (docs/protocol.md §13.6) — never created afresh at epoch 1, which
@@ -48,10 +66,10 @@ describe('a declared stream Redis lost', () => {
     subscriber.disconnect();
   });
 
-  async function start() {
+  async function start(before?: (keys: KeySpace) => Promise<StreamRegistry>) {
     prefix = uniquePrefix('declared-loss');
     const keys = new KeySpace(prefix);
-    const registry = new StreamRegistry(raw, keys);
+    const registry = before ? await before(keys) : new StreamRegistry(raw, keys);
     const marker = new MarkerThen(raw, keys);
     const warnings: string[] = [];
     const errors: string[] = [];
@@ -106,6 +124,19 @@ describe('a declared stream Redis lost', () => {
     await registry.refresh();
     expect(registry.get('orders')?.routingEpoch).toBe(2);
     expect(watcher.status.losses).toBe(1);
+  });
+
+  it('lost while the start-up declares it: restored at the next epoch, not created', async () => {
+    // the stream exists (epoch 1), the coordinator loads the catalog, then Redis loses everything
+    // before the STREAMS declaration step
+    const { registry, watcher } = await start(async (keys) => {
+      await new StreamRegistry(raw, keys).create('orders', 2, Date.now());
+      return new LosingAfterFirstLoad(raw, keys, prefix);
+    });
+    await registry.refresh();
+    expect(registry.get('orders')?.routingEpoch).toBe(2);
+    expect(watcher.status.losses).toBe(1);
+    expect(watcher.status.restoredStreams).toEqual(['orders']);
   });
 
   it('lost alone (the marker kept, as an eviction may): restored at the next epoch, not created', async () => {

@@ -46,9 +46,15 @@ export class DeclaredStreams {
     private readonly loss: DeclaredStreamsLossHooks = NO_LOSS_HOOKS,
   ) {}
 
-  /** Creates every declared stream that does not exist (warns when one exists with another count). */
+  /**
+   * Creates every declared stream that does not exist (warns when one exists with another count);
+   * one this replica saw before (Redis lost it while the start-up retried) is restored instead.
+   */
   async declare(): Promise<void> {
-    for (const declared of this.streams) await this.declareOne(declared);
+    const missing = await this.missingAfterLossCheck();
+    for (const declared of this.streams) {
+      await this.declareOne(declared, missing.has(declared.stream));
+    }
   }
 
   /** Declares again the streams Redis lost; single flight, never throws (logs instead). */
@@ -69,41 +75,58 @@ export class DeclaredStreams {
   }
 
   private async redeclareMissing(): Promise<void> {
-    const names = this.streams.map((s) => s.stream);
-    if ((await this.registry.missing(names)).length === 0) return;
-    await this.loss.detectLoss();
-    const missing = new Set(await this.registry.missing(names));
+    const missing = await this.missingAfterLossCheck();
     if (missing.size === 0) return;
     for (const name of missing) {
+      const next = this.loss.remembered(name)
+        ? 'restoring its last layout under the next routing epoch'
+        : 'declaring it again';
       this.logger.warn(
-        `STREAMS: ${name} is missing from Redis (data lost: FLUSHALL, a restart without persistence, eviction?); declaring it again`,
+        `STREAMS: ${name} is missing from Redis (data lost: FLUSHALL, a restart without persistence, eviction?); ${next}`,
       );
     }
     await this.registry.refresh();
     for (const declared of this.streams) {
       if (!missing.has(declared.stream) || this.stopped) continue;
-      const known = this.loss.remembered(declared.stream);
-      if (known === undefined) await this.declareOne(declared);
-      else await this.restore(known, declared);
+      await this.declareOne(declared, true);
     }
   }
 
-  /** Restores a declared stream the coordinator saw before; warns when its count is not declared. */
-  private async restore(known: StreamRecord, { stream, shards }: DeclaredStream): Promise<void> {
-    const record = await this.registry.restore(known, this.now());
-    const count = activeShardIds(record).length;
-    if (count === shards) return;
-    this.logger.warn(
-      `STREAMS declares ${stream}:${shards} but it had ${count} shard(s) before Redis lost it; restored with ${count} (use the reshard route to change it)`,
-    );
+  /**
+   * The declared streams Redis does not have. Only a loss removes one, so when one is missing the
+   * marker is checked again first: a loss since the lifecycle's last check is then detected as
+   * one, and its catalog restored, before anything is declared.
+   */
+  private async missingAfterLossCheck(): Promise<Set<string>> {
+    const names = this.streams.map((s) => s.stream);
+    if ((await this.registry.missing(names)).length === 0) return new Set();
+    await this.loss.detectLoss();
+    return new Set(await this.registry.missing(names));
   }
 
   /**
-   * Creates one declared stream unless it exists; warns when it exists with another count (another
-   * replica, declaring it with a different `STREAMS`, won the race to recreate it, or a reshard
-   * changed it).
+   * Declares one stream: a missing one this replica saw before is restored (its last layout under
+   * the next routing epoch), any other created unless it exists. Warns when the stream ends up with
+   * another count than declared (another replica, declaring it with a different `STREAMS`, won the
+   * race to recreate it; a reshard changed it) and when another replica created a stream this one
+   * was restoring.
    */
-  private async declareOne({ stream, shards }: DeclaredStream): Promise<void> {
+  private async declareOne({ stream, shards }: DeclaredStream, missing: boolean): Promise<void> {
+    const known = missing ? this.loss.remembered(stream) : undefined;
+    if (known !== undefined) {
+      const record = await this.registry.restore(known, this.now());
+      const count = activeShardIds(record).length;
+      if (record.routingEpoch <= known.routingEpoch) {
+        this.logger.warn(
+          `STREAMS: ${stream} was created again by another replica (routing epoch ${record.routingEpoch}, ${count} shard(s)) before this one restored it (routing epoch ${known.routingEpoch + 1}); keeping it`,
+        );
+      } else if (count !== shards) {
+        this.logger.warn(
+          `STREAMS declares ${stream}:${shards} but it had ${count} shard(s) before Redis lost it; restored with ${count} (use the reshard route to change it)`,
+        );
+      }
+      return;
+    }
     const result = await this.registry.create(stream, shards, this.now());
     if (result.status !== 'conflict') return;
     this.logger.warn(
