@@ -226,6 +226,18 @@ describe('invariant checker', () => {
     const unverified = checkInvariants(run(12, false)).results.perKeyOrder;
     expect(unverified.byKind).toEqual({});
     expect(unverified.notes).toEqual({ shardChanges: 1, shardChangesUnverified: 1 });
+    // #0 published twice (its first call unanswered): the copy on shard 0, and the one published
+    // again on shard 3, handled at 25 but acked at 40 only; #1 first handled at 30 is early for it
+    const again: ProducedMessage = { key: 'c', seq: 0, shard: 3, id: '5-0' };
+    const twice = checkInvariants({
+      ...run(30),
+      produced: [again, c1, c0],
+      handled: [...run(30).handled, h('D', again, 25, 26)],
+      acks: [...(run(30).acks ?? []), { ...ack('D', 3, ['5-0'], 40), t0: T + 39 }],
+      ownership: [...(run(30).ownership ?? []), own('D', 3, 0, null)],
+    }).results.perKeyOrder;
+    expect(twice.byKind).toEqual({ 'handled-before-earlier-acked': 1 });
+    expect(twice.examples[0]).toContain('before #0 (shard 3)');
   });
 
   it('single owner: overlapping committed handlings of two members on a shard', () => {
@@ -552,11 +564,20 @@ describe('invariant checker', () => {
     // that finds b#1's effect applied acks it without running the handler again
     const skipped = checkInvariants({
       ...run,
-      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 303), t0: T + 302 }],
+      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 310), t0: T + 309 }],
       ownership: [...(run.ownership ?? []), own('C', 1, 300, null)],
     });
     expect(skipped.results.zombieSafety.byKind).toEqual({});
     expect(skipped.results.zombieSafety.notes).toMatchObject({ readBeforeRollback: 1 });
+    // but an ack sent before that later grant is still the tail's own: no excuse
+    const ackedFirst = checkInvariants({
+      ...run,
+      acks: [...(run.acks ?? []), { ...ack('C', 1, ['2-0'], 299), t0: T + 290 }],
+      ownership: [...(run.ownership ?? []), own('C', 1, 300, null)],
+    });
+    expect(ackedFirst.results.zombieSafety.byKind).toMatchObject({
+      'handled-without-ownership': 1,
+    });
     // a member still handling long after the kill is a zombie, not a batch's tail
     const late = checkInvariants({
       ...run,

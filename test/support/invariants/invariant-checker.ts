@@ -90,7 +90,8 @@ const READ_TAIL_MAX_HANDLINGS = 1_000;
  * sent in it that the timeline does not cover is counted as `unverifiableLostEvents` in zombie
  * safety, and so is the tail of a batch its member read in the window under a grant the
  * timeline lacks and went on handling after the kill (`readBeforeRollback`: handlings of entries
- * older than the kill, never acked — after the restart the fence refuses the acks — each after a
+ * older than the kill, never acked under that grant — after the restart the fence refuses the
+ * acks; an ack under a later grant the timeline shows is that grant's — each after a
  * handling of the shard the member started in the window or one of the same kind; a member the
  * restored fence names is in the timeline, and its acks get through). Single owner holds there
  * too, with one exception noted as `redisRollback`: a member frozen in a handler started before
@@ -344,7 +345,7 @@ class CheckContext {
         a.a.includes(h.id) &&
         a.t >= h.t1 &&
         (next === undefined || sent < next.t0) &&
-        (regranted === undefined || sent < regranted.from - this.slack)
+        (regranted === undefined || sent < regranted.from + this.slack)
       );
     });
   }
@@ -547,14 +548,13 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
   }
   if (ctx.acks) {
     // a key moved to another shard: its next message waits for the earlier one's ack
-    const seqsOf = new Map<string, ProducedMessage[]>();
-    for (const p of ctx.produced.values()) push(seqsOf, p.key, p);
-    for (const list of seqsOf.values()) {
-      list.sort((a, b) => a.seq - b.seq);
-      for (let i = 1; i < list.length; i++) {
-        const before = list[i - 1] as ProducedMessage;
-        const next = list[i] as ProducedMessage;
-        if (before.shard === next.shard || before.seq !== next.seq - 1) continue;
+    // (a message published twice — its first call's outcome unknown — has two copies: each copy
+    // of the next seq is checked against each copy of the one before)
+    const copiesOf = new Map<string, ProducedMessage[]>();
+    for (const p of ctx.produced.values()) push(copiesOf, `${p.key}#${p.seq}`, p);
+    for (const before of ctx.produced.values()) {
+      for (const next of copiesOf.get(`${before.key}#${before.seq + 1}`) ?? []) {
+        if (before.shard === next.shard) continue;
         log.note('shardChanges');
         const first = ctx.handlingsOf.get(msgKey(next.shard, next.id))?.[0];
         const acked = ctx.ackSentAt.get(msgKey(before.shard, before.id));
