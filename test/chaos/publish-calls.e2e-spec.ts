@@ -129,11 +129,15 @@ describe('chaos producer: what a publish wrote', () => {
     const settled = await settlePublished([a, b, c], log.calls(), read);
 
     expect(settled.rest).toEqual([a, b, c]);
+    const { sentAt, settledAt } = settled.unsettled[0] ?? { sentAt: 0, settledAt: 0 };
+    expect(sentAt).toBe(call.sentAt);
+    expect(settledAt).toBeGreaterThanOrEqual(sentAt);
     expect(settled.unsettled).toEqual([
-      { message: a, shard: 1 },
-      { message: b, shard: 1 },
+      { message: a, shard: 1, sentAt, settledAt },
+      { message: b, shard: 1, sentAt, settledAt },
     ]);
-    // a member handled a's first copy on shard 1 (twice: two groups) and the second on 9
+    // entry ids are Redis' clock: the call's writes lie between its send and its lookup
+    const at = (ms: number, seq: number): string => `${ms}-${seq}`;
     const handling = (s: number, id: string, m = a, member = 'm1'): HandledRecord => ({
       m: member,
       st: 'orders',
@@ -145,20 +149,30 @@ describe('chaos producer: what a publish wrote', () => {
       t0: 0,
       t1: 1,
     });
+    // a member handled a's first copy on shard 1 (twice: two groups), the second on 9; b's copy;
+    // c (never unsettled) on shard 1
     const handled = [
-      handling(1, '1700000000193-0'),
-      handling(1, '1700000000193-0', a, 'idle1'),
-      handling(9, '1700000004253-0'),
-      handling(1, '1700000000193-2', c),
-      handling(1, '1700000000193-1', b),
+      handling(1, at(sentAt, 0)),
+      handling(1, at(sentAt, 0), a, 'idle1'),
+      handling(9, at(settledAt + 4000, 0)),
+      handling(1, at(sentAt, 2), c),
+      handling(1, at(sentAt, 1), b),
     ];
-    const produced = [{ ...a, shard: 9, id: '1700000004253-0' }];
+    const produced = [{ ...a, shard: 9, id: at(settledAt + 4000, 0) }];
     expect(handledCopies(settled.unsettled, handled, produced)).toEqual([
-      { ...a, shard: 1, id: '1700000000193-0' },
-      { ...b, shard: 1, id: '1700000000193-1' },
+      { ...a, shard: 1, id: at(sentAt, 0) },
+      { ...b, shard: 1, id: at(sentAt, 1) },
     ]);
     // nothing unsettled: no copies
     expect(handledCopies([], handled, produced)).toEqual([]);
+    // an entry stamped outside the call's send-to-lookup window is no write of it
+    const outside = [handling(1, at(sentAt - 1000, 0)), handling(1, at(settledAt + 1000, 0))];
+    expect(handledCopies(settled.unsettled, outside, [])).toEqual([]);
+    // one copy per unsettled message: a second entry of a on shard 1 is left to the checker
+    const two = [handling(1, at(sentAt, 0)), handling(1, at(sentAt, 5))];
+    expect(handledCopies(settled.unsettled, two, [])).toEqual([
+      { ...a, shard: 1, id: at(sentAt, 0) },
+    ]);
   });
 
   it('takes the publisher reply over a tail entry of the same message', async () => {

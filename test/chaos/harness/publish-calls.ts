@@ -20,6 +20,8 @@ export interface PublishCall {
    */
   state: 'sent' | 'written' | 'refused' | 'unknown';
   ids?: readonly string[];
+  /** When it was sent (ms since the epoch; Redis on this machine stamps ids with the same clock). */
+  readonly sentAt: number;
 }
 
 /** `XREVRANGE` rows: id and flat field list. */
@@ -67,7 +69,13 @@ export class PublishCallLog {
       if (seq === null) throw new Error(`publish call to ${shardKey}: entry ${i} has no seq`);
       messages.push({ key: String(args[i]), seq });
     }
-    const call: PublishCall = { shardKey, shard: Number(match[1]), messages, state: 'sent' };
+    const call: PublishCall = {
+      shardKey,
+      shard: Number(match[1]),
+      messages,
+      state: 'sent',
+      sentAt: Date.now(),
+    };
     this.list.push(call);
     return call;
   }
@@ -123,7 +131,16 @@ export interface UnsettledMessage {
   readonly message: OutgoingMessage;
   /** The shard its unanswered call went to. */
   readonly shard: number;
+  /**
+   * When the call was sent and when the lookup began (ms since the epoch): a write of the call has
+   * an id between the two (the lookup waits until Redis answers again, after every earlier call).
+   */
+  readonly sentAt: number;
+  readonly settledAt: number;
 }
+
+/** Clock slack for an entry id's time against the producer's own clock (same machine). */
+const COPY_SLACK_MS = 100;
 
 /**
  * What a publish of `pending` wrote, from its script calls: a message a call was answered for
@@ -149,6 +166,7 @@ export async function settlePublished(
   /** Of `rest`, the messages an unanswered call may have written (see above). */
   unsettled: UnsettledMessage[];
 }> {
+  const settledAt = Date.now();
   const answered = new Map<string, { shard: number; id: string }>();
   const unanswered = new Map<string, PublishCall>();
   for (const call of calls) {
@@ -188,7 +206,9 @@ export async function settlePublished(
       lookedUp++;
     } else {
       rest.push(m);
-      if (call !== undefined) unsettled.push({ message: m, shard: call.shard });
+      if (call !== undefined) {
+        unsettled.push({ message: m, shard: call.shard, sentAt: call.sentAt, settledAt });
+      }
     }
   }
   return { written, lookedUp, rest, unsettled };
@@ -196,23 +216,37 @@ export async function settlePublished(
 
 /**
  * The entries of unsettled messages that members handled: a handling of an unsettled message's
- * key and seq on the shard its unanswered call went to is that call's write (only that call
- * wrote the message there), so it was produced, and published again since. Each entry once, and
- * none already in `produced`.
+ * key and seq on the shard its unanswered call went to, with an id stamped between the call's
+ * send and its lookup, is that call's write, so it was produced (and published again since).
+ * One entry per unsettled message at most — a second is no write of that call, and is left to
+ * the checker — and none already in `produced`. (Several groups handling one entry: one copy.)
  */
 export function handledCopies(
   unsettled: readonly UnsettledMessage[],
   handled: readonly HandledRecord[],
   produced: readonly ProducedMessage[],
 ): ProducedMessage[] {
-  const maybe = new Set(unsettled.map((u) => `${name(u.message)}@${u.shard}`));
+  const candidates = new Map<string, HandledRecord[]>();
+  for (const h of handled) {
+    const at = `${h.k}#${h.q}@${h.s}`;
+    const list = candidates.get(at);
+    if (list === undefined) candidates.set(at, [h]);
+    else list.push(h);
+  }
   const seen = new Set(produced.map((p) => `${p.shard}|${p.id}`));
   const copies: ProducedMessage[] = [];
-  for (const h of handled) {
-    const entry = `${h.s}|${h.id}`;
-    if (seen.has(entry) || !maybe.has(`${h.k}#${h.q}@${h.s}`)) continue;
-    seen.add(entry);
-    copies.push({ key: h.k, seq: h.q, shard: h.s, id: h.id });
+  for (const u of unsettled) {
+    const hit = (candidates.get(`${name(u.message)}@${u.shard}`) ?? []).find((h) => {
+      const ms = Number(h.id.split('-')[0]);
+      return (
+        !seen.has(`${h.s}|${h.id}`) &&
+        ms >= u.sentAt - COPY_SLACK_MS &&
+        ms <= u.settledAt + COPY_SLACK_MS
+      );
+    });
+    if (hit === undefined) continue;
+    seen.add(`${hit.s}|${hit.id}`);
+    copies.push({ key: hit.k, seq: hit.q, shard: hit.s, id: hit.id });
   }
   return copies;
 }
