@@ -35,6 +35,13 @@ describe(`chaos: exactly-once effects into PostgreSQL (seed ${config.seed})`, ()
       expect(effects.main.missing, `missing ${seed}`).toEqual([]);
       expect(effects.idle.appliedTwice, `idle group: applied twice ${seed}`).toEqual([]);
       expect(effects.idle.missing, `idle group: missing ${seed}`).toEqual([]);
+      for (const [name, e] of [
+        ['main', effects.main],
+        ['idle', effects.idle],
+      ] as const) {
+        expect(e.unexpected, `${name} group: applied, not produced ${seed}`).toEqual([]);
+        expect(e.deadLetteredButApplied, `${name} group: dead-lettered, applied ${seed}`).toBe(0);
+      }
       expect(effects.main.rows).toBeGreaterThan(0);
       // every entry the effect check calls erased is one the no-loss check found lost by Redis
       const lost = outcome.report.results.noLoss.notes.lostByRedis ?? 0;

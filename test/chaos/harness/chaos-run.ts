@@ -204,7 +204,13 @@ export async function runChaos(
     log(`\n${summary}\n`);
     const effectsBad =
       effects !== null &&
-      [effects.main, effects.idle].some((e) => e.appliedTwice.length > 0 || e.missing.length > 0);
+      [effects.main, effects.idle].some(
+        (e) =>
+          e.appliedTwice.length > 0 ||
+          e.missing.length > 0 ||
+          e.unexpected.length > 0 ||
+          e.deadLetteredButApplied > 0,
+      );
     failed =
       !report.ok ||
       !idleReport.ok ||
