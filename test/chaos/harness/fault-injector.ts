@@ -182,14 +182,23 @@ export class FaultInjector {
     return `${Math.round(killedAt - snapshotAt)} ms of writes lost, ${tails.size} streams survived`;
   }
 
-  /** Asks for a reshard (retrying while no replica answers); a reshard still running is noted. */
+  /**
+   * Asks for a reshard (retrying while no replica answers); a reshard still running is noted, and
+   * so is a stream that already has that many shards (200, docs/protocol.md §9.1: the schedule
+   * planned from a layout a Redis rollback took back, with the reshard that made it).
+   */
   private async reshard(shards: number): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
         const res = await this.cluster
           .admin()
-          .post<ProtocolErrorBody>(`/v1/streams/${CHAOS_STREAM}/reshard`, { shards });
+          .post<ProtocolErrorBody & { shards?: unknown[] }>(`/v1/streams/${CHAOS_STREAM}/reshard`, {
+            shards,
+          });
         if (res.status === 202) return 'accepted';
+        if (res.status === 200 && res.body?.shards?.length === shards) {
+          return `skipped: the stream already has ${shards} shards`;
+        }
         const code = res.body?.error?.code;
         if (code === 'RESHARD_IN_PROGRESS') return 'skipped: a reshard is still running';
         if (res.status < 500 || attempt >= 20) {
