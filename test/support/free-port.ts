@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { waitFor } from './wait.js';
 
@@ -15,8 +16,73 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A TCP port that is free on `host` at the moment of the call (the OS picks it). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/**
+ * The OS's ephemeral port range (`ip_local_port_range`), where it puts the local end of every
+ * outgoing connection; Linux's default when it cannot be read.
+ */
+export function ephemeralPortRange(): { readonly low: number; readonly high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return { low, high } as const;
+  } catch {
+    // not Linux: fall through to Linux's default
+  }
+  return { low: 32_768, high: 60_999 };
+}
+
+/** Lowest port {@link freePort} picks: above the registered ports most local services use. */
+const PICK_LOW = 10_000;
+
+/**
+ * Ports this test process was handed recently: two calls in a row, with nothing bound in between
+ * (two coordinator replicas' ports, say), must not get the same one.
+ */
+const handedOut = new Set<number>();
+
+/**
+ * A random port in `[low, high)` not handed out recently that is free on `host` and on every
+ * address right now (a child may bind `0.0.0.0`), or `null` after `attempts`.
+ */
+async function randomFreePort(
+  low: number,
+  high: number,
+  host: string,
+  attempts: number,
+  alsoFree: (port: number) => Promise<boolean> = async () => true,
+): Promise<number | null> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port)) continue;
+    if (!(await isPortFree(port, host)) || !(await isPortFree(port, '0.0.0.0'))) continue;
+    if (!(await alsoFree(port))) continue;
+    if (handedOut.size >= 1_000) handedOut.clear();
+    handedOut.add(port);
+    return port;
+  }
+  return null;
+}
+
+/**
+ * A TCP port that is free on `host` at the moment of the call, picked at random below the OS's
+ * ephemeral range. A port the OS hands out for `listen(0)` is an ephemeral one, and any outgoing
+ * connection (a test's Redis client, a fetch) may take it as its local end before the server
+ * that was meant for it binds; the server then fails with EADDRINUSE (seen in CI: a chaos worker
+ * on 0.0.0.0:33427). Below the range only another explicit listener can take it.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { low } = ephemeralPortRange();
+  if (low - PICK_LOW >= 1_000) {
+    const port = await randomFreePort(PICK_LOW, low, host, 200);
+    if (port !== null) return port;
+  }
+  return osPickedPort(host); // no room below the range: fall back to the OS's pick
+}
+
+/** A port the OS picks for `listen(0)` (an ephemeral one). */
+function osPickedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -34,15 +100,14 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 /**
  * A port `p` such that both `p` and `p + offset` are free (Redis Cluster nodes also listen on the
- * cluster bus port, `port + 10000` by default). Picked at random in `[20000, 65535 - offset]`.
+ * cluster bus port, `port + 10000` by default). Picked at random so that both stay below the
+ * ephemeral range when it leaves room, else in `[20000, 65535 - offset]`.
  */
 export async function freePortPair(offset = 10_000, host = '127.0.0.1'): Promise<number> {
-  const low = 20_000;
-  const high = 65_535 - offset;
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = low + Math.floor(Math.random() * (high - low));
-    if ((await isPortFree(port, host)) && (await isPortFree(port + offset, host))) return port;
-  }
+  const below = ephemeralPortRange().low - offset;
+  const [low, high] = below - PICK_LOW >= 1_000 ? [PICK_LOW, below] : [20_000, 65_535 - offset];
+  const port = await randomFreePort(low, high, host, 200, (p) => isPortFree(p + offset, host));
+  if (port !== null) return port;
   throw new Error(`freePortPair: found no free port p with p+${offset} also free on ${host}`);
 }
 
