@@ -26,6 +26,7 @@ const RULES: Readonly<Record<string, KeyRule>> = {
   DEL: { kind: 'all' },
   UNLINK: { kind: 'all' },
   EXISTS: { kind: 'all' },
+  RENAME: { kind: 'all' }, // RENAME <key> <newkey>
   XREADGROUP: { kind: 'streams' },
   XREAD: { kind: 'streams' },
   XGROUP: at(1), // XGROUP <subcommand> <key> …
@@ -42,6 +43,7 @@ const SINGLE_KEY = [
   'TYPE',
   'HGET',
   'HSET',
+  'HSETNX',
   'HDEL',
   'HMGET',
   'HGETALL',

@@ -1,44 +1,14 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
-import type { CoordinatorConfig } from '../../apps/coordinator/src/config/coordinator-config.js';
-import { CoordinatorLifecycle } from '../../apps/coordinator/src/groups/coordinator-lifecycle.js';
-import type { GroupCoordinator } from '../../apps/coordinator/src/groups/group-coordinator.js';
-import { RedisDataLossWatcher } from '../../apps/coordinator/src/groups/redis-data-loss.js';
-import type { SessionTimers } from '../../apps/coordinator/src/groups/session-timers.js';
-import { IncarnationMarker } from '../../apps/coordinator/src/store/incarnation-marker.js';
+import type { CoordinatorLifecycle } from '../../apps/coordinator/src/groups/coordinator-lifecycle.js';
 import { StreamRegistry } from '../../apps/coordinator/src/store/stream-registry.js';
 import { cleanupPrefix, createTestRedis, uniquePrefix } from '../support/redis.js';
-
-/** A marker whose next check is followed by `after` (Redis losing data right after it). */
-class MarkerThen extends IncarnationMarker {
-  after: (() => Promise<void>) | null = null;
-  override async lostSinceLastCheck(): Promise<boolean> {
-    const lost = await super.lostSinceLastCheck();
-    const after = this.after;
-    this.after = null;
-    if (after) await after();
-    return lost;
-  }
-}
-
-/** A registry whose first load is followed by Redis losing every key of the prefix. */
-class LosingAfterFirstLoad extends StreamRegistry {
-  private lost = false;
-  constructor(
-    private readonly raw: Redis,
-    keys: KeySpace,
-    private readonly prefix: string,
-  ) {
-    super(raw, keys);
-  }
-  override async refresh(): Promise<void> {
-    await super.refresh();
-    if (this.lost) return;
-    this.lost = true;
-    await cleanupPrefix(this.raw, this.prefix);
-  }
-}
+import {
+  LosingAfterFirstLoad,
+  MarkerThen,
+  startStubbedLifecycle,
+} from './support/stubbed-lifecycle.js';
 
 /**
  * A declared stream (`STREAMS`) Redis lost comes back under the next routing epoch, as every
@@ -71,43 +41,15 @@ describe('a declared stream Redis lost', () => {
     const keys = new KeySpace(prefix);
     const registry = before ? await before(keys) : new StreamRegistry(raw, keys);
     const marker = new MarkerThen(raw, keys);
-    const warnings: string[] = [];
-    const errors: string[] = [];
-    const watcher = new RedisDataLossWatcher(marker, registry, {
-      dropCache: () => undefined,
-      counted: () => undefined,
-      error: (m) => void errors.push(m),
-      warn: (m) => void warnings.push(m),
-      now: () => Date.now(),
-    });
-    const coordinator = {
-      clock: { now: () => Date.now() },
-      dropCache: () => undefined,
-      cachedGroups: () => new Map(),
-    } as unknown as GroupCoordinator;
-    const timers = {
-      start: () => undefined,
-      stop: () => Promise.resolve(),
-      restartClock: () => undefined,
-    } as unknown as SessionTimers;
-    const config = {
-      streams: [{ stream: 'orders', shards: 2 }],
-      heartbeatIntervalMs: 60_000,
-    } as unknown as CoordinatorConfig;
-    const created = new CoordinatorLifecycle(
-      config,
+    const started = await startStubbedLifecycle({
       raw,
       subscriber,
       registry,
-      coordinator,
-      timers,
-      watcher,
-    );
-    lifecycle = created;
-    await created.start({ timeoutMs: 5000, warn: (m) => void warnings.push(m) });
-    const check = () =>
-      (created as unknown as { checkRedisData(): Promise<void> }).checkRedisData();
-    return { keys, registry, marker, watcher, warnings, errors, check };
+      marker,
+      streams: [{ stream: 'orders', shards: 2 }],
+    });
+    lifecycle = started.lifecycle;
+    return { keys, registry, marker, ...started };
   }
 
   it('lost right after the marker check: detected as the loss it is, restored at the next epoch', async () => {

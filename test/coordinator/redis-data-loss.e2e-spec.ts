@@ -153,7 +153,7 @@ describe('Redis lost its data', () => {
     await waitForNoProblems(
       async () => {
         const problems = await converged();
-        for (const stream of ['orders', 'audit']) {
+        for (const stream of ['orders', 'audit', 'ledger']) {
           const res = await admin.get<StreamRouting>(`/v1/streams/${stream}`);
           if (res.status !== 200) problems.push(`${stream} ${res.status}`);
         }
@@ -161,7 +161,7 @@ describe('Redis lost its data', () => {
       },
       {
         timeoutMs: 15_000,
-        message: 'both streams are back after FLUSHALL and the group owns audit again',
+        message: 'every stream is back after FLUSHALL and the group owns audit again',
         intervalMs: 100,
         retryErrors: true,
       },

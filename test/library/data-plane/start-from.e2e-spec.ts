@@ -118,7 +118,7 @@ describe('ShardReader: startFrom (where a new consumer group starts)', () => {
     expect(await redis().hget(shard.meta, 'origin')).toBe('reshard');
     await data.clearOrigin('resharded', [5]);
     await data.clearOrigin('resharded', [5]); // idempotent (a replica repeating the step)
-    expect(await redis().hgetall(shard.meta)).toEqual({ state: 'open' });
+    expect(await redis().hgetall(shard.meta)).toEqual({ state: 'open', opener: 'reshard' });
     await fill(redis(), shard.key, 3);
     const { seen } = await run(5, 'after-reshard', 'latest', 'resharded');
     await fill(redis(), shard.key, 2, 3);

@@ -23,7 +23,15 @@ class FakeCatalog {
   get(stream: string): StreamRecord | undefined {
     return this.cached.get(stream);
   }
+  settled = 0;
+  settleUnwritten(): Promise<void> {
+    this.settled++;
+    return Promise.resolve();
+  }
+  /** Streams whose next restore fails (Redis going away mid-restore). */
+  failing = new Set<string>();
   restore(lost: StreamRecord, now: number): Promise<StreamRecord> {
+    if (this.failing.delete(lost.stream)) return Promise.reject(new Error('Connection is closed.'));
     const record = {
       ...newStreamRecord(lost.stream, lost.shards.length, now),
       routingEpoch: lost.routingEpoch + 1,
@@ -82,6 +90,36 @@ describe('RedisDataLossWatcher', () => {
     expect(log[0]).toMatch(/^error Redis lost its data .*Restoring 2 stream\(s\)/);
   });
 
+  it('goes on past a stream whose restore fails, and restores it at the next check', async () => {
+    let lost = false;
+    const { catalog, watcher, log, counts } = setUp(() => Promise.resolve(lost));
+    catalog.stored.set('audit', newStreamRecord('audit', 2, 0));
+    catalog.stored.set('orders', newStreamRecord('orders', 4, 0));
+    await catalog.refresh();
+    await watcher.start();
+    catalog.stored.clear();
+    catalog.failing.add('audit');
+    lost = true;
+    await watcher.check();
+    expect(catalog.settled).toBe(1); // also when a restore failed
+    lost = false; // the marker was adopted: the next check sees no new loss
+    expect(catalog.stored.has('orders')).toBe(true);
+    expect(catalog.stored.has('audit')).toBe(false);
+    expect(watcher.status).toEqual({
+      losses: 1,
+      lastDetectedAt: 1000,
+      restoredStreams: ['orders'],
+    });
+    expect(log[1]).toMatch(/^warn .*could not restore audit .*retrying at the next check/);
+
+    await watcher.check();
+    expect(catalog.stored.get('audit')?.routingEpoch).toBe(2);
+    expect(watcher.status.restoredStreams).toEqual(['audit', 'orders']);
+    expect(counts()).toEqual({ counted: 1, dropped: 1 });
+    await watcher.check(); // nothing left to do
+    expect(log).toHaveLength(2);
+  });
+
   it('warns about a failing check once until a check succeeds', async () => {
     let failing = true;
     const { watcher, log } = setUp(() =>
@@ -96,5 +134,35 @@ describe('RedisDataLossWatcher', () => {
       'warn Redis data-loss check failed: Error: Connection is closed.',
       'warn Redis data-loss check failed: Error: Connection is closed.',
     ]);
+  });
+
+  it('warns once when a load brings a record behind the one seen, never for a normal step', async () => {
+    const { catalog, log } = setUp(() => Promise.resolve(false));
+    const at = (epoch: number, shards: number, version = 1): StreamRecord => ({
+      ...newStreamRecord('orders', shards, 0),
+      routingEpoch: epoch,
+      version,
+    });
+    catalog.stored.set('orders', at(2, 4));
+    await catalog.refresh();
+    catalog.stored.set('orders', at(2, 4, 2)); // a step that keeps the layout
+    await catalog.refresh();
+    catalog.stored.set('orders', at(3, 2, 3)); // a reshard's new layout
+    await catalog.refresh();
+    expect(log).toEqual([]);
+    catalog.stored.set('orders', at(2, 4)); // lost writes took it back
+    await catalog.refresh();
+    await catalog.refresh(); // loaded again: remembered by now, no second warning
+    expect(log).toHaveLength(1);
+    expect(log[0]).toContain(
+      'orders is stored with routing epoch 2 (4 shard(s)), behind what this replica saw (routing epoch 3, 2 shard(s))',
+    );
+    expect(log[0]).toContain('the reshard route changes its shard count');
+    // the same epoch with other shards, with a reshard under way in what is stored
+    const preparing = { ...at(2, 3, 9), resharding: { state: 'preparing' } };
+    catalog.stored.set('orders', preparing as unknown as StreamRecord);
+    await catalog.refresh();
+    expect(log).toHaveLength(2);
+    expect(log[1]).toContain('the reshard under way goes on from there');
   });
 });

@@ -1,4 +1,4 @@
-import type { StreamRecord } from '../core/streams/stream-record.js';
+import { activeShardIds, type StreamRecord } from '../core/streams/stream-record.js';
 import type { IncarnationMarker } from '../store/incarnation-marker.js';
 import type { StreamRegistry } from '../store/stream-registry.js';
 
@@ -32,6 +32,8 @@ export interface RedisDataLossHooks {
  */
 export class RedisDataLossWatcher {
   private readonly remembered = new Map<string, StreamRecord>();
+  /** Records of the last loss not restored yet (a restore failed): retried at every check. */
+  private readonly unrestored = new Map<string, StreamRecord>();
   private running: Promise<void> | null = null;
   private lastFailure: string | null = null;
   private state: RedisDataLossStatus = { losses: 0, lastDetectedAt: null, restoredStreams: [] };
@@ -81,36 +83,106 @@ export class RedisDataLossWatcher {
   }
 
   private async checkOnce(): Promise<void> {
-    if (!(await this.marker.lostSinceLastCheck())) return;
-    const known = new Map(this.remembered);
-    this.hooks.counted();
-    this.hooks.error(
-      'Redis lost its data (the incarnation marker is gone or changed: ' +
-        'a FLUSHALL, a restart without persistence or from an older snapshot, an eviction). ' +
-        `Restoring ${known.size} stream(s) of the catalog; their messages, the groups' state and ` +
-        'acks and the event logs are lost (docs/operations.md, "Redis lost data")',
-    );
-    this.hooks.dropCache();
-    await this.registry.refresh();
-    const restored: string[] = [];
-    for (const record of known.values()) {
-      if (this.registry.get(record.stream)) continue;
-      await this.registry.restore(record, this.hooks.now());
-      restored.push(record.stream);
+    if (await this.marker.lostSinceLastCheck()) {
+      this.hooks.counted();
+      this.hooks.error(
+        'Redis lost its data (the incarnation marker is gone or changed: ' +
+          'a FLUSHALL, a restart without persistence or from an older snapshot, an eviction). ' +
+          `Restoring ${this.remembered.size} stream(s) of the catalog; their messages, the groups' state and ` +
+          'acks and the event logs are lost (docs/operations.md, "Redis lost data")',
+      );
+      this.hooks.dropCache();
+      this.state = {
+        losses: this.state.losses + 1,
+        lastDetectedAt: this.hooks.now(),
+        restoredStreams: [],
+      };
+      for (const [stream, record] of this.remembered) this.unrestored.set(stream, record);
     }
-    this.state = {
-      losses: this.state.losses + 1,
-      lastDetectedAt: this.hooks.now(),
-      restoredStreams: restored.sort(),
-    };
+    try {
+      if (this.unrestored.size > 0) await this.restoreRemembered();
+    } finally {
+      await this.registry.settleUnwritten(this.hooks.now());
+    }
+  }
+
+  /**
+   * Restores every remembered stream of the last loss that Redis still lacks. A stream whose
+   * restore fails stays to restore and is tried again at the next check (the marker no longer
+   * says anything was lost by then); the others go on.
+   */
+  private async restoreRemembered(): Promise<void> {
+    await this.registry.refresh();
+    const failures: string[] = [];
+    for (const [stream, record] of Array.from(this.unrestored)) {
+      const stored = this.registry.get(stream);
+      if (stored) {
+        this.unrestored.delete(stream);
+        this.kept(record, stored);
+        continue;
+      }
+      try {
+        const now = await this.registry.restore(record, this.hooks.now());
+        this.unrestored.delete(stream);
+        this.kept(record, now);
+      } catch (error) {
+        failures.push(`${stream} (${String(error)})`);
+      }
+    }
+    if (failures.length > 0) {
+      throw new Error(
+        `could not restore ${failures.join(', ')} after Redis lost its data; retrying at the next check`,
+      );
+    }
+  }
+
+  /** Lists `stream` as restored when what is stored is `lost` under the next routing epoch. */
+  private kept(lost: StreamRecord, stored: StreamRecord): void {
+    if (stored.routingEpoch === lost.routingEpoch + 1) this.restored(lost.stream);
+  }
+
+  /** Lists `stream` as restored after the last loss (by this replica or another). */
+  private restored(stream: string): void {
+    if (this.state.restoredStreams.includes(stream)) return;
+    this.state = { ...this.state, restoredStreams: [...this.state.restoredStreams, stream].sort() };
   }
 
   /**
    * Adds what the catalog holds now to what is remembered. Streams are never deleted, so every
    * stream ever seen is remembered; a stream seen again replaces its older record (a reshard, a
-   * restore), and a load that found it gone (a loss not yet detected) changes nothing.
+   * restore), and a load that found it gone (a loss not yet detected) changes nothing. A record
+   * behind the one remembered ({@link isBehind}) is warned about once, as it replaces it.
    */
   private remember(records: readonly StreamRecord[]): void {
-    for (const record of records) this.remembered.set(record.stream, record);
+    for (const record of records) {
+      const seen = this.remembered.get(record.stream);
+      if (seen !== undefined && isBehind(record, seen)) this.warnBehind(record, seen);
+      this.remembered.set(record.stream, record);
+    }
   }
+
+  private warnBehind(stored: StreamRecord, seen: StreamRecord): void {
+    const { stream } = stored;
+    const next = stored.resharding
+      ? 'the reshard under way goes on from there'
+      : 'the reshard route changes its shard count';
+    this.hooks.warn(
+      `${stream} is stored with routing epoch ${stored.routingEpoch} (${activeShardIds(stored).length} shard(s)), behind what this replica saw (routing epoch ${seen.routingEpoch}, ${activeShardIds(seen).length} shard(s)): it was created again after Redis lost it (by a replica with an older memory, from STREAMS, or with PUT /v1/streams/${stream}), or Redis lost writes (a failover, a restore from a snapshot). Keeping what is stored, which producers and members follow; ${next} (docs/operations.md, "Redis lost data")`,
+    );
+  }
+}
+
+/**
+ * Whether `stored` is behind `seen`: a lower routing epoch, or the same with other active shards.
+ * A reshard and a restore only raise the epoch, so one is behind only when the stream was created
+ * again (a write-back from an older memory, `STREAMS`, `PUT`) or Redis lost writes.
+ */
+function isBehind(stored: StreamRecord, seen: StreamRecord): boolean {
+  if (stored.routingEpoch !== seen.routingEpoch) return stored.routingEpoch < seen.routingEpoch;
+  if (stored.version === seen.version && stored.createdAt === seen.createdAt) return false;
+  const ids = (r: StreamRecord) =>
+    activeShardIds(r)
+      .sort((x, y) => x - y)
+      .join();
+  return ids(stored) !== ids(seen);
 }

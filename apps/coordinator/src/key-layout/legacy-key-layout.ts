@@ -55,12 +55,15 @@ function isGroupPart(part: string): part is GroupPart {
 /** Catalog keys of the old layout, in the order the migration moves them (`streams` last). */
 export const LEGACY_MARKERS = ['catalog-version', 'groups', 'streams'] as const;
 
+/** The shard meta fields that are plain words (docs/protocol.md §13.2). */
+const SHARD_META_WORDS = new Set(['state', 'origin', 'opener']);
+
 /**
- * True for a field of a shard's meta hash: `state` and the per-group fields, which all name their
- * group after a `:` (`owner:<group>`, `gate:<group>`, `fence-order:<group>`). A group's meta
- * fields are plain words (`version`, `groupEpoch`, `pendingFences`, …), so every other field of a
- * `{g:<n>}:meta` hash belongs to group `<n>`.
+ * True for a field of a shard's meta hash: `state`, `origin`, `opener` and the per-group fields,
+ * which all name their group after a `:` (`owner:<group>`, `gate:<group>`,
+ * `fence-order:<group>`). A group's meta fields are other plain words (`version`, `groupEpoch`,
+ * `pendingFences`, …), so every other field of a `{g:<n>}:meta` hash belongs to group `<n>`.
  */
 export function isShardMetaField(field: string): boolean {
-  return field === 'state' || field.includes(':');
+  return SHARD_META_WORDS.has(field) || field.includes(':');
 }

@@ -108,19 +108,15 @@ export class DeclaredStreams {
    * Declares one stream: a missing one this replica saw before is restored (its last layout under
    * the next routing epoch), any other created unless it exists. Warns when the stream ends up with
    * another count than declared (another replica, declaring it with a different `STREAMS`, won the
-   * race to recreate it; a reshard changed it) and when another replica created a stream this one
-   * was restoring.
+   * race to recreate it; a reshard changed it). When another replica wrote it back first from an
+   * older memory, the data-loss watcher warns, as it sees the record.
    */
   private async declareOne({ stream, shards }: DeclaredStream, missing: boolean): Promise<void> {
     const known = missing ? this.loss.remembered(stream) : undefined;
     if (known !== undefined) {
       const record = await this.registry.restore(known, this.now());
       const count = activeShardIds(record).length;
-      if (record.routingEpoch <= known.routingEpoch) {
-        this.logger.warn(
-          `STREAMS: ${stream} was created again by another replica (routing epoch ${record.routingEpoch}, ${count} shard(s)) before this one restored it (routing epoch ${known.routingEpoch + 1}); keeping it`,
-        );
-      } else if (count !== shards) {
+      if (record.routingEpoch > known.routingEpoch && count !== shards) {
         this.logger.warn(
           `STREAMS declares ${stream}:${shards} but it had ${count} shard(s) before Redis lost it; restored with ${count} (use the reshard route to change it)`,
         );

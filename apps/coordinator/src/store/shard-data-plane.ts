@@ -3,15 +3,82 @@ import { type KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/pr
 import { runScript, parseXinfoGroups } from '@redis-stream-coordinator/nestjs/internal';
 import type { ConsumerGroupInfo, ShardInspection } from '../core/streams/drain-rule.js';
 import { deleteShardKeys } from './fence-writer.js';
-import { CLEAR_RESHARD_ORIGIN_SCRIPT, OPEN_SHARD_SCRIPT } from './stream-store.scripts.js';
+import {
+  CLEAR_RESHARD_ORIGIN_SCRIPT,
+  OPEN_SHARD_SCRIPT,
+  WITHDRAW_SHARD_SCRIPT,
+} from './stream-store.scripts.js';
+
+/** Who opens a shard, and what it records ({@link OPEN_SHARD_SCRIPT}). */
+export interface ShardOpener {
+  /** Recorded as the meta hash's `opener`. */
+  readonly id: string;
+  /** Recorded as `origin` with the open (docs/protocol.md §12.3). */
+  readonly origin?: 'reshard' | 'restored';
+  /** Take over a shard that is open already (the reshard step that owns it). */
+  readonly takeOver: boolean;
+}
+
+/** What {@link openShardMeta} did: `opened` recorded the opener, `open` found it open. */
+export type OpenOutcome = 'opened' | 'open' | 'closed';
 
 /**
  * Sets a new shard's meta hash `state=open` unless a step already closed it (a shard id is opened
- * once, by the step that created it; see {@link OPEN_SHARD_SCRIPT}). Resolves `false` when the
- * shard is closed.
+ * once, by the step that created it; see {@link OPEN_SHARD_SCRIPT}), with `opener` and `origin`.
  */
-export async function openShardMeta(redis: Redis | Cluster, metaKey: string): Promise<boolean> {
-  return (await runScript(redis, OPEN_SHARD_SCRIPT, [metaKey])) === 1;
+export async function openShardMeta(
+  redis: Redis | Cluster,
+  shardKey: string,
+  opener: ShardOpener,
+): Promise<OpenOutcome> {
+  const args = [opener.id, opener.origin ?? '', opener.takeOver ? '1' : '0'];
+  const result = await runScript(redis, OPEN_SHARD_SCRIPT, [
+    shardMetaKey(shardKey),
+    shardKey,
+    ...args,
+  ]);
+  return result === 2 ? 'opened' : result === 1 ? 'open' : 'closed';
+}
+
+/** How a reshard step opens its new shards: it owns them, also when they are open already. */
+const RESHARD_OPENER: ShardOpener = { id: 'reshard', origin: 'reshard', takeOver: true };
+
+/**
+ * What {@link withdrawShard} did: `kept` (another opener holds it, or a step closed it),
+ * `withdrawn`, `stream-moved` (withdrawn, its stream moved aside), `moved-before` (this opener
+ * withdrew it and moved its stream earlier: a repeat, e.g. after a lost reply), `not-open` (nothing
+ * is open there: not opened yet, or withdrawn earlier with nothing to move).
+ */
+export type WithdrawOutcome = 'kept' | 'withdrawn' | 'stream-moved' | 'moved-before' | 'not-open';
+
+/**
+ * Takes back `state=open` from a shard `opener` opened, unless another step took it over since,
+ * and moves its stream to {@link withdrawnEntriesKey} when it holds entries or consumer groups
+ * ({@link WITHDRAW_SHARD_SCRIPT}).
+ */
+export async function withdrawShard(
+  redis: Redis | Cluster,
+  shardKey: string,
+  opener: string,
+): Promise<WithdrawOutcome> {
+  const keys = [shardMetaKey(shardKey), shardKey, withdrawnEntriesKey(shardKey, opener)];
+  const result = await runScript(redis, WITHDRAW_SHARD_SCRIPT, [...keys, opener]);
+  const outcomes: readonly WithdrawOutcome[] = [
+    'kept',
+    'withdrawn',
+    'stream-moved',
+    'moved-before',
+    'not-open',
+  ];
+  return outcomes[Number(result)] ?? 'kept';
+}
+
+/**
+ * Where a withdrawn shard's entries go (docs/protocol.md §13.6): same hash tag as the shard, named
+ * for the opener that withdrew it; no member reads it.
+ */
+export function withdrawnEntriesKey(shardKey: string, opener: string): string {
+  return `${shardKey}:withdrawn:${opener}`;
 }
 
 /**
@@ -37,10 +104,12 @@ export class ShardDataPlane {
   async open(stream: string, shards: readonly number[]): Promise<number[]> {
     const refused = await Promise.all(
       shards.map(async (id) => {
-        const meta = this.metaKey(stream, id);
-        if (!(await openShardMeta(this.redis, meta))) return [id];
-        await this.redis.hset(meta, 'origin', 'reshard');
-        return [];
+        const opened = await openShardMeta(
+          this.redis,
+          this.keys.shardKey(stream, id),
+          RESHARD_OPENER,
+        );
+        return opened === 'closed' ? [id] : [];
       }),
     );
     return refused.flat();

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { COORDINATOR_CONFIG } from '../config/config.tokens.js';
@@ -30,7 +30,8 @@ import { StreamRegistry } from './stream-registry.js';
     {
       provide: STREAM_REGISTRY,
       inject: [COORDINATOR_REDIS, KEY_SPACE],
-      useFactory: (redis: RedisConnection, keys: KeySpace) => new StreamRegistry(redis, keys),
+      useFactory: (redis: RedisConnection, keys: KeySpace) =>
+        new StreamRegistry(redis, keys, new Logger(StreamRegistry.name)),
     },
   ],
   exports: [KEY_SPACE, REDIS_CLOCK, GROUP_STORE, STREAM_REGISTRY],

@@ -1,10 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { entryFields } from './event-entry.codec.js';
 import type { Cluster, Redis } from 'ioredis';
-import {
-  type KeySpace,
-  shardMetaKey,
-  type StreamRouting,
-} from '@redis-stream-coordinator/nestjs/protocol';
+import { type KeySpace, type StreamRouting } from '@redis-stream-coordinator/nestjs/protocol';
 import { runScript } from '@redis-stream-coordinator/nestjs/internal';
 import { FreshSingleFlight } from '../core/fresh-single-flight.js';
 import type { StreamCatalog } from '../core/stream-catalog.js';
@@ -15,8 +12,11 @@ import {
   type StreamRecord,
 } from '../core/streams/stream-record.js';
 import { reshardingStatus } from '../core/streams/reshard-status.js';
-import { openShardMeta } from './shard-data-plane.js';
+import { type OpenOutcome, openShardMeta, type ShardOpener } from './shard-data-plane.js';
 import { CATALOG_READ_SCRIPT, STREAM_WRITE_SCRIPT } from './stream-store.scripts.js';
+import { type ErrorLog, UnwrittenShardSettler } from './unwritten-shard-settler.js';
+
+const SILENT: ErrorLog = { error: () => undefined };
 
 /** Outcome of `PUT /v1/streams/{stream}`. */
 export type CreateStreamResult =
@@ -42,11 +42,21 @@ export class StreamRegistry implements StreamCatalog {
   private loadedVersion = 0;
   private readonly loads = new FreshSingleFlight(() => this.load());
   private readonly loadListeners: Array<(records: readonly StreamRecord[]) => void> = [];
+  private readonly settler: UnwrittenShardSettler;
 
   constructor(
     private readonly redis: Redis | Cluster,
     readonly keys: KeySpace,
-  ) {}
+    /** Where what it could not repair is reported (Nest's `Logger` fits). */
+    log: ErrorLog = SILENT,
+  ) {
+    this.settler = new UnwrittenShardSettler(
+      redis,
+      keys,
+      (stream) => this.storedRecord(stream),
+      log,
+    );
+  }
 
   /** The catalog version this replica's cache reflects. */
   get version(): number {
@@ -115,16 +125,15 @@ export class StreamRegistry implements StreamCatalog {
       await this.refresh();
       const existing = this.records.get(stream);
       if (existing) {
+        await this.settler.settle(stream);
         // Idempotent for the count producers write to now (during a reshard: the new count).
         const same = activeShardIds(existing).length === shards;
         return { status: same ? 'exists' : 'conflict', record: existing };
       }
       const record = newStreamRecord(stream, shards, now);
-      await this.openShards(
-        record,
-        record.shards.map((s) => s.id),
-      );
-      if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data: { shards } }])) {
+      const events = [{ type: 'STREAM_CREATED', data: { shards } }];
+      const opener: ShardOpener = { id: randomUUID(), takeOver: false };
+      if (await this.openAndWrite(record, opener, events)) {
         return { status: 'created', record };
       }
     }
@@ -143,7 +152,10 @@ export class StreamRegistry implements StreamCatalog {
     for (let attempt = 0; attempt < 5; attempt++) {
       await this.refresh();
       const existing = this.records.get(lost.stream);
-      if (existing) return existing;
+      if (existing) {
+        await this.settler.settle(lost.stream);
+        return existing;
+      }
       const record: StreamRecord = {
         ...newStreamRecord(lost.stream, ids.length, now),
         routingEpoch: lost.routingEpoch + 1,
@@ -151,39 +163,88 @@ export class StreamRegistry implements StreamCatalog {
         shards: ids.map((id) => ({ id, state: 'active', parents: [], createdAt: now })),
         routing: lost.routing,
       };
-      await this.openShards(record, ids, 'restored');
       const data = {
         shards: ids.length,
         shardIds: ids,
         routingEpoch: record.routingEpoch,
         reason: 'REDIS_DATA_LOST',
       };
-      if (await this.write(record, 0, [{ type: 'STREAM_CREATED', data }])) return record;
+      const opener: ShardOpener = {
+        id: randomUUID(),
+        origin: 'restored',
+        takeOver: false,
+      };
+      if (await this.openAndWrite(record, opener, [{ type: 'STREAM_CREATED', data }])) {
+        return record;
+      }
     }
     throw new Error(`could not restore stream ${lost.stream}: concurrent writers kept winning`);
   }
 
   /**
-   * Marks shards writable in the data plane (their meta hash `state=open`), except those a reshard
-   * closed meanwhile (a creator that lost the race must not reopen them; its write then fails).
-   * With `origin` (a restore), each opened shard's meta hash also records `origin=<origin>`
-   * before the record naming it is written, so a `startFrom: 'latest'` group's first acquire
-   * still starts at the shard's first entry: what producers wrote between the restore and that
-   * acquire is not skipped (docs/protocol.md §12.3).
+   * Opens the shards of a new `record` for producers, then writes it if no record exists; false
+   * when another replica's record won. Opening first means a producer that sees the record finds
+   * its shards open. Each shard opened here records `opener` (and a restore's `origin=restored`,
+   * before the record names it, so a `startFrom: 'latest'` group's first acquire still starts at
+   * the shard's first entry, docs/protocol.md §12.3); a shard another replica or a reshard opened first stays
+   * theirs, and one a reshard closed is not reopened. When the write did not happen (it lost, or
+   * a call failed), the shards opened here that the stored record does not name are withdrawn
+   * ({@link UnwrittenShardSettler}).
    */
-  async openShards(
+  private async openAndWrite(
     record: StreamRecord,
-    ids: readonly number[],
-    origin?: 'restored',
-  ): Promise<void> {
-    await Promise.all(
-      ids.map(async (id) => {
-        const meta = shardMetaKey(this.keys.shardKey(record.stream, id));
-        if ((await openShardMeta(this.redis, meta)) && origin) {
-          await this.redis.hset(meta, 'origin', origin);
-        }
-      }),
-    );
+    opener: ShardOpener,
+    events: ReadonlyArray<{
+      readonly type: string;
+      readonly data: Readonly<Record<string, unknown>>;
+    }>,
+  ): Promise<boolean> {
+    const ids = record.shards.map((s) => s.id);
+    // noted durably first: if this replica stops before its write or its settle, another one
+    // takes these shards back
+    await this.settler.opening({
+      opener: opener.id,
+      stream: record.stream,
+      ids,
+      at: record.createdAt,
+    });
+    // the shards this attempt may have recorded itself as the opener of
+    let ours: readonly number[] = ids;
+    let written = false;
+    try {
+      const opens = await Promise.allSettled(
+        ids.map((id) => openShardMeta(this.redis, this.keys.shardKey(record.stream, id), opener)),
+      );
+      // (an open that failed may have run: kept too)
+      ours = ids.filter((_, i) => {
+        const open = opens[i] as PromiseSettledResult<OpenOutcome>;
+        return open.status === 'rejected' || open.value === 'opened';
+      });
+      const failed = opens.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
+      written = await this.write(record, 0, events);
+      return written;
+    } finally {
+      if (written || ours.length === 0) await this.settler.done(opener.id);
+      else this.settler.unwritten(record.stream, ours, opener.id);
+      // after a write: withdraws what an earlier attempt opened that this record does not name
+      await this.settler.settle(record.stream);
+    }
+  }
+
+  /**
+   * Withdraws the shards creations or restores opened for records they did not write, once a
+   * record of their stream is stored: this replica's, and those of replicas that stopped first
+   * (docs/protocol.md §13.6). The data-loss watcher calls it at each check.
+   */
+  settleUnwritten(now: number): Promise<void> {
+    return this.settler.settleAll(now);
+  }
+
+  /** `stream`'s record as stored now (one HGET, not the cache), or `undefined`. */
+  protected async storedRecord(stream: string): Promise<StreamRecord | undefined> {
+    const json = await this.redis.hget(this.keys.streamsKey(), stream);
+    return json === null ? undefined : (JSON.parse(json) as StreamRecord);
   }
 
   /**

@@ -40,20 +40,71 @@ return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[
 };
 
 /**
- * Opens a shard for producers: KEYS[1] its meta hash. Sets `state=open` only when the hash has no
- * `state` yet (a new shard id) and returns 1, or 1 when it is open already; returns 0 and changes
- * nothing when it is `closed`: only the step that created a shard opens it, and a closed shard is
- * never reopened (by a replica that resumes a stale step, say).
+ * Opens a shard for producers: KEYS 1 its meta hash, 2 its stream (same hash tag); ARGV[1] who
+ * opens it (`opener`), ARGV[2] the `origin` to record (`''`: none), ARGV[3] `'1'` when this opener
+ * takes over a shard that is open already (a reshard step, which owns its new shards), else `'0'`.
+ *
+ * Sets `state=open` only when the hash has no `state` yet (a new shard id), recording `opener`
+ * and `origin` with it, and returns 2 (as when taking over). Returns 1 when it is open already
+ * and it does not take over, recording neither: a creation or restore that finds a shard open (another replica's
+ * creation, a reshard's) leaves it theirs, so its withdrawal ({@link WITHDRAW_SHARD_SCRIPT}) never
+ * touches it. A restore records `origin` only on a shard whose stream has no consumer group yet,
+ * adding it to one open already when it has none (a creation it raced opened it): once a group
+ * consumes a shard it is live (an eviction of the meta hash alone leaves such), and a new `latest`
+ * group skips its history as on any shard (docs/protocol.md §12.3). A reshard always records it. Returns 0
+ * and changes nothing when it is `closed`: only the step that created a shard opens it, and a
+ * closed shard is never reopened (by a replica that resumes a stale step).
  */
 export const OPEN_SHARD_SCRIPT: LuaScript = {
   name: 'rscCoordOpenShard',
-  numberOfKeys: 1,
+  numberOfKeys: 2,
   lua: `
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'open' then return 1 end
-if state then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'open')
-return 1
+if state and state ~= 'open' then return 0 end
+local live = redis.call('EXISTS', KEYS[2]) == 1 and #redis.call('XINFO', 'GROUPS', KEYS[2]) > 0
+if state and ARGV[3] ~= '1' then
+  if ARGV[2] ~= '' and not live then redis.call('HSETNX', KEYS[1], 'origin', ARGV[2]) end
+  return 1
+end
+redis.call('HSET', KEYS[1], 'state', 'open', 'opener', ARGV[1])
+if ARGV[2] ~= '' and (ARGV[3] == '1' or not live) then
+  redis.call('HSET', KEYS[1], 'origin', ARGV[2])
+end
+return 2
+`,
+};
+
+/**
+ * Withdraws a shard a creation or restore opened fresh and whose record lost to another replica's
+ * record, which does not name it. KEYS: 1 the meta hash, 2 the shard's stream, 3 where to move
+ * that stream (same hash tag). ARGV[1] the opener the loser recorded. Only while the shard is open
+ * and `opener` is still that one (a step that took it over since keeps it): deletes `state`,
+ * `origin` and `opener` (producers writing to it get `STALE_ROUTING` and refresh), deletes the
+ * stream when it is empty and has no consumer group, and otherwise renames it to KEYS[3]: what
+ * producers wrote to it meanwhile (or what an eviction of its meta hash alone left) is kept where
+ * no member reads it, and a later reshard reusing the id does not deliver it after newer messages
+ * of its keys. Returns 0 (not withdrawn: another opener's, or closed), 1 (withdrawn), 2 (withdrawn,
+ * stream moved to KEYS[3]), 3 (withdrawn before, its stream in KEYS[3]: a retry after a reply that
+ * was lost) or 4 (nothing open there: not opened yet, or withdrawn before with nothing to move).
+ */
+export const WITHDRAW_SHARD_SCRIPT: LuaScript = {
+  name: 'rscCoordWithdrawShard',
+  numberOfKeys: 3,
+  lua: `
+if redis.call('HGET', KEYS[1], 'opener') ~= ARGV[1] then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
+  if redis.call('HEXISTS', KEYS[1], 'state') == 0 then return 4 end
+  return 0
+end
+if redis.call('HGET', KEYS[1], 'state') ~= 'open' then return 0 end
+redis.call('HDEL', KEYS[1], 'state', 'origin', 'opener')
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+if redis.call('XLEN', KEYS[2]) == 0 and #redis.call('XINFO', 'GROUPS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+redis.call('RENAME', KEYS[2], KEYS[3])
+return 2
 `,
 };
 

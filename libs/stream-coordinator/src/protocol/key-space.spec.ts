@@ -39,6 +39,7 @@ const KEY_FAMILIES: Readonly<Record<string, { arity: string; build: Builder }>> 
   streamEvents: { arity: 'S', build: (k, [a]) => k.streamEventsKey(s(a)) },
   readinessProbe: { arity: '', build: (k) => k.readinessProbeKey() },
   incarnation: { arity: '', build: (k) => k.incarnationKey() },
+  unwrittenShards: { arity: '', build: (k) => k.unwrittenShardsKey() },
 };
 
 /** Pub/sub channels (their own namespace). */
@@ -64,6 +65,7 @@ const METHOD_OF: Readonly<Record<string, string>> = {
   streamEvents: 'streamEventsKey',
   readinessProbe: 'readinessProbeKey',
   incarnation: 'incarnationKey',
+  unwrittenShards: 'unwrittenShardsKey',
   nudge: 'nudgeChannel',
   streamsChanged: 'streamsChangedChannel',
 };
@@ -84,6 +86,7 @@ const CATALOG_FAMILY: Readonly<Record<string, string>> = {
   'catalog-version': 'catalogVersion',
   health: 'readinessProbe',
   incarnation: 'incarnation',
+  'unwritten-shards': 'unwrittenShards',
 };
 
 /**

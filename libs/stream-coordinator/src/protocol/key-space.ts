@@ -133,6 +133,15 @@ export class KeySpace {
     return this.catalogPart('incarnation');
   }
 
+  /**
+   * Hash: per stream creation or restore still in flight or not settled (its opener id), the
+   * shards it opens before its record is written (JSON); what a replica that stopped left open is
+   * taken back from it (docs/protocol.md §13.6).
+   */
+  unwrittenShardsKey(): string {
+    return this.catalogPart('unwritten-shards');
+  }
+
   /** Short-lived key the readiness probe writes to prove Redis accepts writes. */
   readinessProbeKey(): string {
     return this.catalogPart('health');
