@@ -5,6 +5,16 @@ import type { GroupCoordinator } from './group-coordinator.js';
 /** Groups scanned per round trip. */
 const SCAN_BATCH = 32;
 
+/**
+ * How far the Redis clock may run ahead of this replica's monotonic clock between two scans
+ * before it counts as a jump: a tenth of the session timeout, at most 1 s (well inside the
+ * members' 25 % self-fence margin), plus 1 ms per second between the scans for the clocks' rates
+ * (NTP slews a clock by at most 0.5 ms per second).
+ */
+const JUMP_TOLERANCE_SHARE = 0.1;
+const JUMP_TOLERANCE_MAX_MS = 1000;
+const JUMP_TOLERANCE_RATE = 0.001;
+
 /** Minimal logger (Nest's `Logger` fits). */
 interface TimerLogger {
   warn(message: string): void;
@@ -29,6 +39,13 @@ export interface IndexRepairSchedule {
  * would otherwise leave a group that no timer expires, no reshard tracks and no list shows). A
  * group no replica has cached is found by the slower {@link GroupIndexRepair} pass, which SCANs
  * the group meta hashes themselves.
+ *
+ * Timers are fresh again after the Redis clock jumped ahead (an NTP step, a VM resumed): sessions
+ * are measured on Redis' wall clock, members time their lease on a monotonic one, so a jump larger
+ * than their self-fence margin would expire members whose lease has not run out by their own
+ * clock, and give their shards away while they still handle them. Between two scans, Redis time
+ * cannot advance more than this replica's monotonic time from sending the first to the answer of
+ * the second; more than that (plus a tolerance) is a jump.
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
@@ -37,6 +54,8 @@ export class SessionTimers {
   private groupIds: string[] = [];
   private ticks = 0;
   private nextRepairAt: number;
+  /** The Redis clock at the previous scan, and the local monotonic time before it was sent. */
+  private previousScan: { readonly redisNow: number; readonly sentAt: number } | null = null;
 
   constructor(
     private readonly store: GroupStore,
@@ -44,6 +63,7 @@ export class SessionTimers {
     private readonly intervalMs: number,
     private readonly logger: TimerLogger,
     private readonly indexRepair: IndexRepairSchedule | null = null,
+    private readonly monotonic: () => number = () => performance.now(),
   ) {
     this.nextRepairAt = indexRepair ? Date.now() + Math.random() * indexRepair.intervalMs : 0;
   }
@@ -66,6 +86,7 @@ export class SessionTimers {
   /** Every member's timer starts over (after a reconnect to Redis). */
   restartClock(): void {
     this.freshSince = null;
+    this.previousScan = null;
   }
 
   /** Stops ticking and waits for a tick in progress. */
@@ -86,13 +107,39 @@ export class SessionTimers {
     for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
       // One round trip for a whole batch of groups (commands sent together are pipelined).
       const batch = this.groupIds.slice(i, i + SCAN_BATCH);
+      const sentAt = this.monotonic();
       const scans = await Promise.all(
         batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
       );
+      this.noticeClockJump(scans, sentAt, sessionTimeoutMs);
       for (const [k, groupId] of batch.entries()) {
         await this.handleScan(groupId, scans[k] as GroupScan, sessionTimeoutMs);
       }
     }
+  }
+
+  /**
+   * Restarts every timer when the Redis clock advanced more since the previous scan than this
+   * replica's monotonic clock allows (see the class comment).
+   */
+  private noticeClockJump(scans: readonly GroupScan[], sentAt: number, sessionTimeoutMs: number) {
+    const receivedAt = this.monotonic();
+    let redisNow = Number.NEGATIVE_INFINITY;
+    for (const scan of scans) redisNow = Math.max(redisNow, scan.now);
+    if (redisNow === Number.NEGATIVE_INFINITY) return;
+    const previous = this.previousScan;
+    this.previousScan = { redisNow, sentAt };
+    if (previous === null) return;
+    const elapsed = receivedAt - previous.sentAt;
+    const tolerance =
+      Math.min(JUMP_TOLERANCE_MAX_MS, sessionTimeoutMs * JUMP_TOLERANCE_SHARE) +
+      elapsed * JUMP_TOLERANCE_RATE;
+    const ahead = redisNow - previous.redisNow - elapsed;
+    if (ahead <= tolerance) return;
+    this.freshSince = redisNow;
+    this.logger.warn(
+      `the Redis clock jumped ahead by about ${Math.round(ahead)} ms (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
+    );
   }
 
   /** Runs a pass of the slow index repair when it is due; its finds are scanned at once. */

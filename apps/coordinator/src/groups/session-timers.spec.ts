@@ -1,0 +1,96 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { GroupScan, GroupStore } from '../store/group-store.js';
+import type { GroupCoordinator } from './group-coordinator.js';
+import { SessionTimers } from './session-timers.js';
+
+const SESSION_MS = 3000;
+
+/**
+ * Timers over one group `g` whose scans answer `next()` (the Redis clock and the stale members),
+ * on a local monotonic clock the test moves; every scan takes 5 ms of it.
+ */
+function timersOver(next: () => { now: number; stale?: string[] }) {
+  let mono = 0;
+  const expire = vi.fn(async (_groupId: string, _memberId: string) => undefined);
+  const warn = vi.fn();
+  const store = {
+    listGroupIds: async () => ['g'],
+    scan: async (): Promise<GroupScan> => {
+      mono += 5;
+      const { now, stale = [] } = next();
+      return { now, version: 1, revokeDeadline: null, stale };
+    },
+  } as unknown as GroupStore;
+  const coordinator = {
+    rules: { sessionTimeoutMs: SESSION_MS },
+    clock: { observe: () => undefined },
+    cachedGroups: () => new Map(),
+    expire,
+  } as unknown as GroupCoordinator;
+  const timers = new SessionTimers(store, coordinator, 100, { warn }, null, () => mono);
+  return {
+    timers,
+    expire,
+    warn,
+    /** Local time passes (ms). */
+    wait: (ms: number) => {
+      mono += ms;
+    },
+  };
+}
+
+describe('SessionTimers', () => {
+  it('a member whose heartbeats stopped expires one session timeout after they did', async () => {
+    let now = 1_000_000;
+    const t = timersOver(() => ({ now, stale: now >= 1_003_000 ? ['m2'] : [] }));
+    for (let step = 0; step < 40; step++) {
+      await t.timers.tick();
+      if (t.expire.mock.calls.length > 0) break;
+      t.wait(100);
+      now += 105;
+    }
+    expect(t.expire).toHaveBeenCalledTimes(1);
+    expect(t.expire.mock.calls[0]?.[1]).toBe('m2');
+    expect(t.warn).not.toHaveBeenCalled();
+  });
+
+  it('a member stalled locally (Redis time moved less than local time) is not spared', async () => {
+    let now = 1_000_000;
+    const t = timersOver(() => ({ now, stale: now >= 1_003_000 ? ['m2'] : [] }));
+    await t.timers.tick();
+    t.wait(4000); // this replica was starved for 4 s; Redis moved 3.1 s meanwhile
+    now += 3100;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledTimes(1);
+  });
+
+  it('a forward jump of the Redis clock restarts the timers instead of expiring everyone', async () => {
+    let now = 1_000_000;
+    let stale: string[] = [];
+    const t = timersOver(() => ({ now, stale }));
+    await t.timers.tick();
+    t.wait(3095);
+    now = 1_003_100; // a full session timeout since the timers started, no jump
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    // the wall clock steps 3 s ahead: Redis moved 3.25 s while 0.25 s passed here; every member's
+    // last heartbeat now looks 3 s older
+    t.wait(245);
+    now = 1_006_350;
+    stale = ['m2'];
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    expect(t.warn).toHaveBeenCalledTimes(1);
+    expect(String(t.warn.mock.calls[0]?.[0])).toContain('jumped ahead');
+    // a member that really went silent expires a full session timeout after the jump
+    t.wait(2645);
+    now = 1_009_000;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    t.wait(395);
+    now = 1_009_400;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledTimes(1);
+    expect(t.warn).toHaveBeenCalledTimes(1);
+  });
+});
