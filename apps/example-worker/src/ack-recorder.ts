@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import { HandledRecorder } from './handled-recorder.js';
+import { preciseNow, wallClockOf } from './record-clock.js';
 import { WORKER_CONFIG } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';
 
@@ -40,8 +41,8 @@ export class AckRecorder implements OnModuleInit, OnApplicationShutdown {
             a: acked.ids,
             m: this.memberId,
             s: activity.shard.shard,
-            t: performance.timeOrigin + performance.now(),
-            t0: performance.timeOrigin + acked.sentAt,
+            t: preciseNow(),
+            t0: wallClockOf(acked.sentAt),
             st: activity.shard.stream,
           });
         },

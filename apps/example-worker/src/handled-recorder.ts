@@ -80,8 +80,3 @@ export class HandledRecorder implements OnModuleDestroy {
     writeSync(this.fd, `${JSON.stringify(entry)}\n`);
   }
 }
-
-/** Wall-clock time in ms with sub-millisecond precision (comparable across local processes). */
-export function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
-}

@@ -5,7 +5,8 @@ import {
   type StreamShardMessage,
   StreamShardContext,
 } from '@redis-stream-coordinator/nestjs';
-import { HandledRecorder, preciseNow } from './handled-recorder.js';
+import { HandledRecorder } from './handled-recorder.js';
+import { preciseNow } from './record-clock.js';
 import { WORKER_CONFIG } from './worker.tokens.js';
 import type { WorkerConfig } from './worker-config.js';
 

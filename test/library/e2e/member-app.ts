@@ -14,6 +14,7 @@ import {
   type StreamShardMessage,
 } from '@redis-stream-coordinator/nestjs';
 import { MemberRuntime, MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
+import { preciseNow, wallClockOf } from '../../../apps/example-worker/src/record-clock.js';
 import { TEST_TOKENS } from '../../support/coordinator-process.js';
 import type { AckRecord } from '../../support/invariants/index.js';
 
@@ -107,7 +108,7 @@ export async function startMemberApp(options: MemberAppOptions): Promise<MemberA
         message: StreamShardMessage<{ seq: number }>,
         context: StreamShardContext,
       ): Promise<void> {
-        const t0 = performance.timeOrigin + performance.now();
+        const t0 = preciseNow();
         await work(message, context);
         handled.push({
           memberId: context.memberId,
@@ -117,7 +118,7 @@ export async function startMemberApp(options: MemberAppOptions): Promise<MemberA
           seq: message.payload.seq,
           deliveryCount: message.deliveryCount,
           t0,
-          t1: performance.timeOrigin + performance.now(),
+          t1: preciseNow(),
         });
       }
     }
@@ -151,8 +152,8 @@ export async function startMemberApp(options: MemberAppOptions): Promise<MemberA
           a: [...activity.acked.ids],
           m: runtime.status().memberId ?? '?',
           s: activity.shard.shard,
-          t: performance.timeOrigin + performance.now(),
-          t0: performance.timeOrigin + activity.acked.sentAt,
+          t: preciseNow(),
+          t0: wallClockOf(activity.acked.sentAt),
           st: activity.shard.stream,
         });
       }

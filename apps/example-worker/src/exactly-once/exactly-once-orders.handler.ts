@@ -8,7 +8,8 @@ import {
 } from '@redis-stream-coordinator/nestjs';
 import { ExactlyOnce, PgTransaction } from '@redis-stream-coordinator/nestjs/postgres';
 import type { PoolClient } from 'pg';
-import { HandledRecorder, preciseNow } from '../handled-recorder.js';
+import { HandledRecorder } from '../handled-recorder.js';
+import { preciseNow } from '../record-clock.js';
 import type { OrderEvent } from '../orders.handler.js';
 import { WORKER_CONFIG } from '../worker.tokens.js';
 import type { WorkerConfig } from '../worker-config.js';
