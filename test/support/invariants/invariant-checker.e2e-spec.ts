@@ -180,6 +180,45 @@ describe('invariant checker', () => {
     expect(back.results.duplicates.byKind).toEqual({ 'after-ack': 1 });
   });
 
+  it('per-key order: an entry whose ack Redis lost comes back after a later one was acked', () => {
+    const input = clean();
+    // A handled a#0 and acked it at 112, inside the lost window (copy at 100, kill at 150); it
+    // acked a#1 only after the restart (durable). Redis forgot a#0's ack: B, the next owner,
+    // handles a#0 after a#1 was acked.
+    const run: InvariantInput = {
+      ...input,
+      handled: [
+        h('A', a0, 110, 111),
+        h('A', a1, 120, 121),
+        h('B', a0, 200, 201, 2),
+        h('B', a2, 210, 211),
+        h('C', b0, 10, 12),
+      ],
+      acks: [
+        { ...ack('A', 0, ['1-0'], 112.5), t0: T + 112 },
+        { ...ack('A', 0, ['2-0'], 161), t0: T + 160 },
+        ack('B', 0, ['1-0'], 202),
+        ack('B', 0, ['3-0'], 212),
+        ack('C', 1, ['1-0'], 13),
+      ],
+      ownership: null,
+      redisRollbacks: [{ snapshotAt: T + 100, killedAt: T + 150 }],
+    };
+    const report = checkInvariants(run);
+    expect(report.results.perKeyOrder.byKind).toEqual({});
+    expect(report.results.perKeyOrder.notes).toMatchObject({ redisRollback: 1 });
+    // the same with a#0's ack answered before the copy (Redis kept it) is a violation
+    const kept = checkInvariants({
+      ...run,
+      acks: [{ ...ack('A', 0, ['1-0'], 80), t0: T + 79 }, ...(run.acks ?? []).slice(1)],
+      handled: [
+        h('A', a0, 70, 71),
+        ...(run.handled ?? []).filter((x) => !(x.m === 'A' && x.t0 === T + 110)),
+      ],
+    });
+    expect(kept.results.perKeyOrder.byKind).toEqual({ 'went-back-past-acked': 1 });
+  });
+
   it('per-key order allows a redelivery that repeats unacked numbers', () => {
     const input = clean();
     // A handled 0 and 1 but never acked them (killed); B handles 0, 1, 2 again.
@@ -266,6 +305,48 @@ describe('invariant checker', () => {
     });
     expect(acked.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
     expect(acked.results.zombieSafety.byKind).toEqual({ 'acked-without-ownership': 1 });
+  });
+
+  it("single owner: a zombie's refused handling is not committed by its ack of a later delivery", () => {
+    const input = clean();
+    // A started 2 at 90 and froze; B owned shard 0 from 110, handled 2 at 120 (killed before its
+    // ack) and 3 at 130 (acked); A woke up at 200 (its ack of 2 refused), got the shard back at
+    // 190..., handled 2 again at 210 and acked that at 212. The ack at 212 is for the handling at
+    // 210, not for the one B's committed handling overlaps.
+    const a3: ProducedMessage = { key: 'a', seq: 3, shard: 0, id: '4-0' };
+    const run: InvariantInput = {
+      ...input,
+      produced: [...produced, a3],
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('A', a2, 90, 200),
+        h('B', a2, 120, 121, 2),
+        h('B', a3, 130, 131),
+        h('A', a2, 210, 211, 3),
+      ],
+      acks: [
+        ack('A', 0, ['1-0', '2-0'], 14),
+        ack('B', 0, ['4-0'], 132),
+        { ...ack('A', 0, ['3-0'], 212), t0: T + 211.5 },
+      ],
+      ownership: [
+        own('A', 0, 0, 100),
+        own('B', 0, 110, 180),
+        own('A', 0, 190, null),
+        own('C', 1, 0, null),
+      ],
+    };
+    const report = checkInvariants(run);
+    expect(report.results.singleOwner.byKind).toEqual({});
+    expect(report.results.zombieSafety.byKind).toEqual({});
+    // ... while the same ack sent before A's second handling ended commits the frozen one
+    const early = checkInvariants({
+      ...run,
+      handled: (run.handled ?? []).filter((x) => x.t0 !== T + 210),
+      acks: [...(run.acks ?? []).slice(0, 2), { ...ack('A', 0, ['3-0'], 212), t0: T + 201 }],
+    });
+    expect(early.results.singleOwner.byKind).toEqual({ 'two-members-at-once': 1 });
   });
 
   it('single owner: an overlap is explained by a Redis rollback that restored the earlier fence, only then', () => {
@@ -500,6 +581,42 @@ describe('invariant checker', () => {
       ],
     });
     expect(other.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
+  });
+
+  it('duplicates: the tail of a batch read under a grant Redis lost comes back at the same count', () => {
+    const input = clean();
+    // A handled a#0 and a#1 (not acked) and stalled; in the lost window (100..150) B was granted
+    // the shard (the timeline lost that grant), claimed both (count 2), handled a#0 inside the
+    // window and a#1 after the kill, the tail of its batch (its acks refused: the restored fence
+    // names A). A, the restored owner, claims both again: Redis forgot B's claim, so also at 2.
+    const run: InvariantInput = {
+      ...input,
+      handled: [
+        h('A', a0, 10, 11),
+        h('A', a1, 12, 13),
+        h('B', a0, 110, 111, 2),
+        h('B', a1, 160, 161, 2),
+        h('A', a0, 298, 299, 2),
+        h('A', a1, 300, 301, 2),
+        h('A', a2, 304, 305),
+        h('C', b0, 10, 12),
+      ],
+      acks: [ack('A', 0, ['1-0', '2-0'], 302), ack('A', 0, ['3-0'], 306), ack('C', 1, ['1-0'], 13)],
+      ownership: [own('A', 0, 0, null), own('C', 1, 0, null)],
+      redisRollbacks: [{ snapshotAt: T + 100, killedAt: T + 150 }],
+    };
+    const report = checkInvariants(run);
+    expect(report.results.duplicates.byKind).toEqual({});
+    expect(report.results.duplicates.notes).toMatchObject({ redisRollback: 2 });
+    // without B's handling inside the window, its late one is no tail of a lost read
+    const noTail = checkInvariants({
+      ...run,
+      handled: (run.handled ?? []).filter((x) => !(x.m === 'B' && x.t0 === T + 110)),
+    });
+    expect(noTail.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
+    // nor is a repeat by a member the timeline does not name (not the restored owner)
+    const notOwner = checkInvariants({ ...run, ownership: [own('C', 1, 0, null)] });
+    expect(notOwner.results.duplicates.byKind).toEqual({ 'same-delivery': 1 });
   });
 
   it('zombie safety: a handling in a window whose event-log entries Redis lost is unverifiable, only there', () => {

@@ -25,8 +25,9 @@ const READ_TAIL_MAX_HANDLINGS = 1_000;
  * Terms. A message is identified by (shard, entry id). A *handling* is one successful handler
  * call (a {@link HandledRecord}); it spans [t0, t1]. A handling is *committed* when its member's
  * ack of it took effect: with ack records, when an ack record of the same member and shard lists
- * the id at or after t1; without them, when it is the message's last handling (by start time)
- * and the message is not pending at the end (nothing is delivered again after an ack). A
+ * the id at or after t1 and was sent before any later handling of the id by that member ended
+ * (that ack is the later handling's); without them, when it is the message's last handling (by
+ * start time) and the message is not pending at the end (nothing is delivered again after an ack). A
  * message's *ack time* is the earliest ack record listing it (without ack records: the end of
  * its last handling).
  *
@@ -158,8 +159,8 @@ class CheckContext {
   readonly ackedAt = new Map<string, number>();
   /** message → earliest time an ack of it was sent (`t0`, else `t`). */
   readonly ackSentAt = new Map<string, number>();
-  /** member|shard → entry id → ack completion times. */
-  readonly acksBy = new Map<string, Map<string, number[]>>();
+  /** member|shard → entry id → (answer time, send time) of each ack listing it. */
+  readonly acksBy = new Map<string, Map<string, Array<{ t: number; sent: number }>>>();
   /** member|shard → its ack records. */
   readonly ackRecordsBy = new Map<string, AckRecord[]>();
   /** member|shard → ownership intervals, by start. */
@@ -178,6 +179,8 @@ class CheckContext {
   readonly rollbacks: readonly RedisRollback[];
   /** message → earliest ack time among acks Redis cannot have lost. */
   readonly durableAckedAt = new Map<string, number>();
+  /** message → the earliest kill time of a rollback that may have undone an ack of it. */
+  readonly ackLostAt = new Map<string, number>();
   minHandOffGap: number | null = null;
   handOffs = 0;
 
@@ -207,18 +210,28 @@ class CheckContext {
       push(this.handledBy, `${h.m}|${h.s}`, h);
     }
     for (const a of this.acks ?? []) {
-      const byId = getOrCreate(this.acksBy, `${a.m}|${a.s}`, () => new Map<string, number[]>());
-      push(this.ackBatchesBy, `${a.m}|${a.s}`, { t: a.t, sent: a.t0 ?? a.t });
+      const byId = getOrCreate(
+        this.acksBy,
+        `${a.m}|${a.s}`,
+        () => new Map<string, Array<{ t: number; sent: number }>>(),
+      );
+      const sent = a.t0 ?? a.t;
+      const undoneBy = this.undoneBy(a);
+      push(this.ackBatchesBy, `${a.m}|${a.s}`, { t: a.t, sent });
       push(this.ackRecordsBy, `${a.m}|${a.s}`, a);
       for (const id of a.a) {
         const key = msgKey(a.s, id);
         const earliest = this.ackedAt.get(key);
         if (earliest === undefined || a.t < earliest) this.ackedAt.set(key, a.t);
-        const sent = a.t0 ?? a.t;
         const firstSent = this.ackSentAt.get(key);
         if (firstSent === undefined || sent < firstSent) this.ackSentAt.set(key, sent);
-        push(byId, id, a.t);
-        if (!this.mayBeUndone(a) && !this.ackOfLostDelivery(key, a)) {
+        push(byId, id, { t: a.t, sent });
+        if (undoneBy !== undefined) {
+          const lost = this.ackLostAt.get(key);
+          if (lost === undefined || undoneBy.killedAt < lost)
+            this.ackLostAt.set(key, undoneBy.killedAt);
+        }
+        if (undoneBy === undefined && !this.ackOfLostDelivery(key, a)) {
           const durable = this.durableAckedAt.get(key);
           if (durable === undefined || a.t < durable) this.durableAckedAt.set(key, a.t);
         }
@@ -239,11 +252,24 @@ class CheckContext {
       ?.find((i) => i.from - this.slack <= t && (i.to === null || t <= i.to + this.slack));
   }
 
-  /** The ack records of `h`'s member that commit it (listing its id, answered after it ended). */
+  /** The ack records of `h`'s member that commit it (see {@link CheckContext.ackCommits}). */
   commitsOf(h: HandledRecord): AckRecord[] {
     return (this.ackRecordsBy.get(`${h.m}|${h.s}`) ?? []).filter(
-      (a) => a.t >= h.t1 && a.a.includes(h.id),
+      (a) => a.a.includes(h.id) && this.ackCommits(h, a.t, a.t0 ?? a.t),
     );
+  }
+
+  /**
+   * Whether an ack of `h`'s id by `h`'s member, answered at `t` and sent at `sent`, commits `h`:
+   * answered after `h` ended, and sent before any later handling of the id by that member ended.
+   * A member acks a handling once it ended, so an ack sent after a later handling ended is that
+   * one's: a frozen member's handling whose ack was refused, followed by a redelivery of the
+   * entry to the same member once the shard came back, is not committed by the redelivery's ack.
+   */
+  ackCommits(h: HandledRecord, t: number, sent: number): boolean {
+    if (t < h.t1) return false;
+    const list = this.handlingsOf.get(msgKey(h.s, h.id)) ?? [];
+    return !list.some((o) => o !== h && o.m === h.m && o.t1 > h.t1 && o.t1 <= sent + this.slack);
   }
 
   /**
@@ -276,12 +302,26 @@ class CheckContext {
     });
   }
 
-  /** Whether a rollback may have undone this ack (answered after a snapshot, sent before the kill). */
-  mayBeUndone(a: AckRecord): boolean {
+  /**
+   * The first rollback that may have undone this ack (answered after its snapshot, sent before its
+   * kill), if any.
+   */
+  undoneBy(a: AckRecord): RedisRollback | undefined {
     const sent = a.t0 ?? a.t;
-    return this.rollbacks.some(
+    return this.rollbacks.find(
       (r) => a.t >= r.snapshotAt - this.slack && sent <= r.killedAt + this.slack,
     );
+  }
+
+  /**
+   * Whether `h` handles an entry again because Redis lost its ack: an ack of the entry may have
+   * been undone by a rollback that was over when `h` started. Its member acked it, later entries of
+   * the key were acked after the restart (durably), and the restored Redis delivers the entry
+   * again after them: per-key order goes back, by a write Redis lost (docs/operations.md).
+   */
+  repeatedAfterLostAck(h: HandledRecord): boolean {
+    const killedAt = this.ackLostAt.get(msgKey(h.s, h.id));
+    return killedAt !== undefined && h.t0 >= killedAt - this.slack;
   }
 
   /**
@@ -358,9 +398,16 @@ class CheckContext {
     return last !== undefined && a.t < last.t1;
   }
 
-  /** Whether `h` repeats `prev` because a rollback lost `prev`'s delivery (or its count). */
+  /**
+   * Whether `h` repeats `prev` because a rollback lost `prev`'s delivery (or its count): `prev`
+   * started in the lost window, or is the tail of a batch its member read there under a grant
+   * Redis lost ({@link CheckContext.readBeforeRollback}: handled after the kill, the delivery
+   * before it) and `h` is the restored owner's, or its member's ack of it was lost.
+   */
   repeatedByRollback(prev: HandledRecord, h: HandledRecord): boolean {
     if (this.deliveryLost.has(msgKey(h.s, h.id))) return true;
+    // (the repeat is the restored owner's: the timeline names its member at `h`'s start)
+    if (this.readBeforeRollback(prev) && this.covering(h.m, h.s, h.t0) !== undefined) return true;
     return this.rollbacks.some(
       (r) =>
         h.t0 >= r.killedAt - this.slack &&
@@ -437,8 +484,8 @@ class CheckContext {
   committed(h: HandledRecord): boolean {
     const key = msgKey(h.s, h.id);
     if (this.acks) {
-      const times = this.acksBy.get(`${h.m}|${h.s}`)?.get(h.id);
-      return times !== undefined && times.some((t) => t >= h.t1);
+      const acks = this.acksBy.get(`${h.m}|${h.s}`)?.get(h.id);
+      return acks !== undefined && acks.some((a) => this.ackCommits(h, a.t, a.sent));
     }
     if (this.pendingIds.has(key)) return false;
     const list = this.handlingsOf.get(key) as HandledRecord[];
@@ -527,7 +574,9 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
         maxAcked = Math.max(maxAcked, (acked[next] as { seq: number }).seq);
         next++;
       }
-      if (h.q < maxAcked) {
+      if (h.q < maxAcked && ctx.repeatedAfterLostAck(h)) {
+        log.note('redisRollback');
+      } else if (h.q < maxAcked) {
         log.add(
           'went-back-past-acked',
           () =>

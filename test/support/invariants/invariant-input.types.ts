@@ -1,7 +1,8 @@
 /**
  * What the invariant checker reads. Times are wall-clock milliseconds (`Date.now()` scale) with
  * sub-millisecond precision where the source has it; every process runs on one machine, so the
- * clocks are comparable.
+ * clocks are comparable. Members stamp with `apps/example-worker/src/record-clock.ts`, which stays
+ * on the wall clock when it is stepped mid-run, as the coordinator's event times do.
  */
 
 /** One message the test produced (the producer knows its key, sequence number, shard and id). */
