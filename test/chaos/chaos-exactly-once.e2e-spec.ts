@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chaosRunBudgetMs, loadChaosConfig } from './harness/chaos-config.js';
 import { runChaos } from './harness/chaos-run.js';
+import { brokenInvariants } from './harness/chaos-verdict.js';
 
 // The exactly-once profile, bounded: the same seeded faults (member kills and freezes, coordinator
 // and Redis faults, a reshard) for a short fault phase, with every member in the example worker's
@@ -48,10 +49,8 @@ describe(`chaos: exactly-once effects into PostgreSQL (seed ${config.seed})`, ()
       for (const e of [effects.main, effects.idle]) {
         expect(e.lostByRedis + e.appliedBeforeLoss, `erased by Redis ${seed}`).toBe(lost);
       }
-      const r = outcome.report.results;
-      expect(r.noLoss.byKind, `no loss ${seed}`).toEqual({});
-      expect(r.singleOwner.byKind, `single owner ${seed}`).toEqual({});
-      expect(r.zombieSafety.byKind, `zombie safety ${seed}`).toEqual({});
+      const broken = brokenInvariants(outcome, ['noLoss', 'singleOwner', 'zombieSafety'], []);
+      expect(broken.length, [`broken invariants ${seed}:`, ...broken].join('\n')).toBe(0);
     },
     chaosRunBudgetMs(config),
   );

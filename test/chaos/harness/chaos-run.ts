@@ -50,6 +50,8 @@ export interface ChaosOutcome {
   readonly idleReport: InvariantReport;
   /** The printed summary (seed, schedule, timeline, invariant table). */
   readonly summary: string;
+  /** What the fault actions did, one line each, with the wall-clock time each started. */
+  readonly timeline: readonly string[];
   /** Actions that failed (a member that would not start, a replica that would not come back). */
   readonly failedActions: readonly string[];
   /** Members expected to run at the end that had exited on their own. */
@@ -243,6 +245,7 @@ export async function runChaos(
       report,
       idleReport,
       summary,
+      timeline: injector.timeline(),
       failedActions: injector
         .failures()
         .map((o) => `${JSON.stringify(o.planned.action)}: ${o.note}`),

@@ -73,9 +73,14 @@ export class FaultInjector {
       .sort((a, b) => a.startedAt - b.startedAt)
       .map(
         (o) =>
-          `  +${(o.startedAt / 1000).toFixed(2).padStart(7)} s (planned +${(o.planned.at / 1000).toFixed(2)}, took ${Math.round(o.endedAt - o.startedAt)} ms) ` +
+          `  +${(o.startedAt / 1000).toFixed(2).padStart(7)} s ${this.wallClock(o.startedAt)} (planned +${(o.planned.at / 1000).toFixed(2)}, took ${Math.round(o.endedAt - o.startedAt)} ms) ` +
           `#${o.planned.fault + 1} ${describe(o.planned.action)}${o.ok ? '' : ' FAILED'}${o.note ? `: ${o.note}` : ''}`,
       );
+  }
+
+  /** The wall-clock time (UTC, to the ms) of a point on the run's clock: what the checkers print. */
+  private wallClock(elapsed: number): string {
+    return new Date(performance.timeOrigin + this.origin + elapsed).toISOString().slice(11, 23);
   }
 
   private elapsed(): number {
