@@ -31,6 +31,7 @@ import {
 import { ChaosProducer } from './chaos-producer.js';
 import { deliveredKey, FaultInjector, type RecordedRollback } from './fault-injector.js';
 import { type FaultSchedule, formatSchedule, planFaults } from './fault-schedule.js';
+import { ClockStepWatch, formatClockSteps } from './clock-step-watch.js';
 import { SeededRandom } from './seeded-random.js';
 import { waitForNoProblems } from '../../support/wait.js';
 import {
@@ -50,7 +51,10 @@ export interface ChaosOutcome {
   readonly idleReport: InvariantReport;
   /** The printed summary (seed, schedule, timeline, invariant table). */
   readonly summary: string;
-  /** What the fault actions did, one line each, with the wall-clock time each started. */
+  /**
+   * What the fault actions did, one line each, with the wall-clock time each started, then any
+   * step of the wall clock seen during the run.
+   */
   readonly timeline: readonly string[];
   /** Actions that failed (a member that would not start, a replica that would not come back). */
   readonly failedActions: readonly string[];
@@ -94,6 +98,8 @@ export async function runChaos(
     timings[name] = Math.round(performance.now() - t0);
   };
   const random = new SeededRandom(config.seed).fork();
+  const clock = new ClockStepWatch();
+  clock.start();
   const cluster = await ChaosCluster.start(config, log);
   const db = config.exactlyOnce ? await createTestSchema('chaos_eo') : undefined;
   if (db !== undefined) {
@@ -175,10 +181,14 @@ export async function runChaos(
             idle: await checkEffects(db.pool, idle.input, CHAOS_IDLE_GROUP),
           };
     mark('checkedMs');
+    const timeline = [
+      ...injector.timeline(),
+      ...formatClockSteps(clock.stop()).map((l) => `  ${l}`),
+    ];
     const summary = [
       header,
       'what happened:',
-      ...injector.timeline(),
+      ...timeline,
       `producer: ${producer.published} messages, ${producer.failures} failed publish calls retried, ${producer.resolved} outcomes looked up, ${copies} found handled after they were published again`,
       `members (handler ms per message; connections to replica A/B): ${[...cluster.members.values()]
         .map(
@@ -245,7 +255,7 @@ export async function runChaos(
       report,
       idleReport,
       summary,
-      timeline: injector.timeline(),
+      timeline,
       failedActions: injector
         .failures()
         .map((o) => `${JSON.stringify(o.planned.action)}: ${o.note}`),
@@ -268,6 +278,7 @@ export async function runChaos(
       { cause: error },
     );
   } finally {
+    clock.stop();
     await producer?.close();
     if (keptFiles === null) await cluster.close(failed).catch(() => null);
     await db?.drop().catch(() => undefined);
