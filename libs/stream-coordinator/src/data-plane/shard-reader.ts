@@ -478,6 +478,7 @@ export class ShardReader {
     }
     this.collectAcks();
     const acks = this.acks;
+    const count = acks.length; // what this turn sends: later pushes go to the next one
     let orphans = false;
     let entries: RawStreamEntry[];
     try {
@@ -489,10 +490,11 @@ export class ShardReader {
           let acked: Promise<number>;
           let read: Promise<RawStreamEntry[]>;
           try {
+            const sent = firstOf(acks, count);
             acked =
               keyed === undefined
-                ? this.commands.ackBeforeRead(c, acks)
-                : this.commands.ackBeforeRead(c, acks, keyed.seenUpTo ?? '');
+                ? this.commands.ackBeforeRead(c, sent)
+                : this.commands.ackBeforeRead(c, sent, keyed.seenUpTo ?? '');
             read = this.commands.read(c, batchSize, blockMs);
           } finally {
             uncorkSockets(corked);
@@ -504,7 +506,7 @@ export class ShardReader {
             read.catch(() => undefined);
             throw error;
           }
-          this.acknowledged(acks, sentAt);
+          this.acknowledged(acks, count, sentAt);
           if (reply !== ORPHANS_PENDING) return read;
           // Abandon the read (it may be blocked): the claim phase takes its entries over too.
           orphans = true;
@@ -609,17 +611,34 @@ export class ShardReader {
   private async flushAcks(): Promise<void> {
     this.collectAcks();
     const acks = this.acks;
+    const count = acks.length;
     const sentAt = performance.now();
-    await this.call((c) => this.commands.ack(c, acks));
-    this.acknowledged(acks, sentAt);
+    await this.call((c) => this.commands.ack(c, firstOf(acks, count)));
+    this.acknowledged(acks, count, sentAt);
   }
 
-  /** A fenced ack of `acks` sent at `sentAt` succeeded: forget them, tell the `acked` hook. */
-  private acknowledged(acks: readonly string[], sentAt: number): void {
-    if (this.acks === acks) this.acks = [];
-    if (acks.length === 0 || this.options.hooks.acked === undefined) return;
+  /**
+   * A fenced ack of the first `count` ids of `list` (the ack list as it was sent; lists only grow
+   * until replaced) sent at `sentAt` succeeded: forgets those ids and tells the `acked` hook, and
+   * keeps what was collected after the send for the next ack. Its reply can come after a later
+   * ack already carried the same ids (a stopping reader's final flush after a stall: ioredis
+   * still reads a reply that arrived before the connection was dropped); then only the ids not
+   * reported yet are.
+   */
+  private acknowledged(list: string[], count: number, sentAt: number): void {
+    if (count === 0) return;
+    let done: readonly string[];
+    if (this.acks === list) {
+      done = firstOf(list, count);
+      this.acks = list.length === count ? [] : list.slice(count);
+    } else {
+      const sent = new Set(firstOf(list, count));
+      done = this.acks.filter((id) => sent.has(id));
+      if (done.length > 0) this.acks = this.acks.filter((id) => !sent.has(id));
+    }
+    if (done.length === 0 || this.options.hooks.acked === undefined) return;
     try {
-      this.options.hooks.acked(acks, sentAt);
+      this.options.hooks.acked(done, sentAt);
     } catch {
       // hooks must not disturb the reader
     }
@@ -682,7 +701,8 @@ export class ShardReader {
 
   private markLost(error: FencedError): void {
     this.lost = { code: 'FENCED', currentOwner: error.currentOwner, message: error.message };
-    this.acks = [];
+    // (this.acks is kept: nothing sends it now, and an ack in flight that Redis applied before
+    // the fence moved is still reported when its reply comes)
     // (before finish drains it: nothing more starts, permit waits and backoff sleeps end now)
     this.keyed?.lose();
     this.currentStatus = 'lost';
@@ -787,4 +807,9 @@ export class ShardReader {
     this.progressAt = now;
     this.progressDeadline = now + expectedMs + 2 * this.options.watchdogGraceMs;
   }
+}
+
+/** The first `count` items of `list` (the list itself when that is all of it). */
+function firstOf(list: string[], count: number): string[] {
+  return list.length === count ? list : list.slice(0, count);
 }

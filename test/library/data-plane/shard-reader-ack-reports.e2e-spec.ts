@@ -1,0 +1,104 @@
+import type { Command } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
+import { encodeEntryIds } from '../../../libs/stream-coordinator/src/data-plane/scripts/entry-id-list.js';
+import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
+import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { deferred, grant, pending, testShard, useReaders } from './data-plane-fixtures.js';
+
+/** Whether `command` is an ack script call whose id list is exactly `ids`. */
+function acksExactly(command: Command, ids: readonly string[]): boolean {
+  const encoded = encodeEntryIds(ids);
+  return (
+    (command.name === 'evalsha' || command.name === 'eval') &&
+    command.args.some((arg) => Buffer.isBuffer(arg) && arg.equals(encoded))
+  );
+}
+
+// The `acked` hook (metrics, the member's `acked` event, the chaos checker's ack records) says:
+// these ids were in an ack Redis applied between `sentAt` and now. A member frozen (SIGSTOP) or
+// stalled right after a read turn sent its ack wakes with the reply unread: timers run before the
+// socket is read, so a handler settles and the lease's self-fence stops the reader first, and the
+// stop collects that handler's ack. The earlier reply is still read afterwards (ioredis's
+// disconnect half-closes the socket), and used to report the ids collected after it was sent as
+// acked by it: a zombie's handling, whose own ack Redis refused, counted as acked while the owner
+// still had the shard (the chaos suite's "two members at once", 145 and 123 in CI).
+describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () => {
+  const { prefix, redis } = useRedisPrefix('ack-reports');
+  const newReader = useReaders();
+
+  /**
+   * x (key A) is held in its handler, y (key B) handled at once; once the read turn that acks y
+   * alone is sent, before its reply is read: x settles and the reader stops (and, with
+   * `fenceMoves`, the shard's fence moves to another member first, as when the coordinator
+   * expired a frozen member). Returns the acked reports, x's end time, the ids.
+   */
+  async function stopWithAckUnanswered(fenceMoves: boolean) {
+    const shard = testShard(prefix, 'orders', fenceMoves ? 1 : 0);
+    await grant(redis(), shard, 'g', 'm');
+    const x = (await redis().xadd(shard.key, '*', 'key', 'A', 'payload', '{"seq":0}')) as string;
+    const y = (await redis().xadd(shard.key, '*', 'key', 'B', 'payload', '{"seq":1}')) as string;
+    const releaseX = deferred();
+    let xEndedAt = Number.POSITIVE_INFINITY;
+    const reports: Array<{ ids: string[]; sentAt: number }> = [];
+    let stopped: Promise<void> | undefined;
+    let armed = true;
+    const reader: ShardReader = newReader({
+      shard,
+      group: 'g',
+      memberId: 'm',
+      ordering: 'key',
+      maxConcurrency: 4,
+      maxAckDelayMs: 20,
+      hooks: { acked: (ids, sentAt) => reports.push({ ids: [...ids], sentAt }) },
+      createConnection: () => {
+        const connection = createRedisConnection(redisUrl(), 'reader');
+        const send = connection.sendCommand.bind(connection);
+        connection.sendCommand = (command, stream) => {
+          const result = send(command, stream);
+          if (armed && acksExactly(command as Command, [y])) {
+            armed = false;
+            // what a frozen process does first on waking, before its sockets are read
+            queueMicrotask(() => {
+              // (sent now, on the test's own connection: ahead of the stop's final ack, which
+              // needs a new reader connection)
+              if (fenceMoves) void redis().hset(shard.meta, 'owner:g', '2:other');
+              releaseX.resolve();
+              stopped = reader.stop();
+            });
+          }
+          return result;
+        };
+        return connection;
+      },
+      handle: async (message) => {
+        if (message.id !== x) return;
+        await releaseX.promise;
+        xEndedAt = performance.now();
+      },
+    });
+    reader.start();
+    await expect.poll(() => stopped !== undefined, { timeout: 10_000 }).toBe(true);
+    await stopped;
+    return { reports, xEndedAt: () => xEndedAt, x, y, shard };
+  }
+
+  it('a stop while a sent ack is unanswered reports a later-settled entry only with its own ack', async () => {
+    const { reports, xEndedAt, x, y, shard } = await stopWithAckUnanswered(false);
+    await expect
+      .poll(() => reports.flatMap((r) => r.ids).sort(), { timeout: 5_000 })
+      .toEqual([x, y].sort());
+    for (const report of reports) {
+      if (report.ids.includes(x)) expect(report.sentAt).toBeGreaterThanOrEqual(xEndedAt());
+    }
+    expect(reports.filter((r) => r.ids.includes(y))).toHaveLength(1);
+    expect(await pending(redis(), shard.key, 'g')).toEqual([]);
+  });
+
+  it("a zombie's entry whose final ack Redis refused is not reported acked by the earlier reply", async () => {
+    const { reports, x, y, shard } = await stopWithAckUnanswered(true);
+    await expect.poll(() => reports.flatMap((r) => r.ids), { timeout: 5_000 }).toEqual([y]);
+    const left = await pending(redis(), shard.key, 'g');
+    expect(left.map(([id, consumer]) => [id, consumer])).toEqual([[x, 'm']]);
+  });
+});
