@@ -613,8 +613,11 @@ export class ShardReader {
     const acks = this.acks;
     const count = acks.length;
     const sentAt = performance.now();
-    await this.call((c) => this.commands.ack(c, firstOf(acks, count)));
-    this.acknowledged(acks, count, sentAt);
+    await this.call(async (c) => {
+      await this.commands.ack(c, firstOf(acks, count));
+      // (here, not after the call: a reply that comes after the watchdog gave up still reports)
+      this.acknowledged(acks, count, sentAt);
+    });
   }
 
   /**
@@ -622,8 +625,9 @@ export class ShardReader {
    * until replaced) sent at `sentAt` succeeded: forgets those ids and tells the `acked` hook, and
    * keeps what was collected after the send for the next ack. Its reply can come after a later
    * ack already carried the same ids (a stopping reader's final flush after a stall: ioredis
-   * still reads a reply that arrived before the connection was dropped); then only the ids not
-   * reported yet are.
+   * still reads a reply that arrived before the connection was dropped, or the other reply came
+   * first); its ids are then reported again with its own, earlier or later, send time (the hook
+   * allows repeats) and only those still listed are forgotten.
    */
   private acknowledged(list: string[], count: number, sentAt: number): void {
     if (count === 0) return;
@@ -632,11 +636,11 @@ export class ShardReader {
       done = firstOf(list, count);
       this.acks = list.length === count ? [] : list.slice(count);
     } else {
-      const sent = new Set(firstOf(list, count));
-      done = this.acks.filter((id) => sent.has(id));
-      if (done.length > 0) this.acks = this.acks.filter((id) => !sent.has(id));
+      done = firstOf(list, count);
+      const sent = new Set(done);
+      if (this.acks.some((id) => sent.has(id))) this.acks = this.acks.filter((id) => !sent.has(id));
     }
-    if (done.length === 0 || this.options.hooks.acked === undefined) return;
+    if (this.options.hooks.acked === undefined) return;
     try {
       this.options.hooks.acked(done, sentAt);
     } catch {
@@ -701,8 +705,8 @@ export class ShardReader {
 
   private markLost(error: FencedError): void {
     this.lost = { code: 'FENCED', currentOwner: error.currentOwner, message: error.message };
-    // (this.acks is kept: nothing sends it now, and an ack in flight that Redis applied before
-    // the fence moved is still reported when its reply comes)
+    // (this.acks is kept: nothing sends it now; an ack in flight that Redis applied before the
+    // fence moved is reported when its reply comes either way)
     // (before finish drains it: nothing more starts, permit waits and backoff sleeps end now)
     this.keyed?.lose();
     this.currentStatus = 'lost';

@@ -37,9 +37,11 @@ export interface ShardReaderHooks {
   handled?(durationMs: number, message: StreamShardMessage): void;
   /**
    * A fenced ack of these entry ids succeeded (Redis answered): they are acknowledged. Called
-   * once per ack call, in ack order, as soon as the reply arrives; `sentAt` is when the ack was
-   * sent (`performance.now()`), so Redis applied it between `sentAt` and now. After a lost
-   * reply an id may be reported again.
+   * once per successful ack call, with exactly the ids that call carried, as soon as its reply
+   * arrives; `sentAt` is when it was sent (`performance.now()`). An id may be reported again
+   * (after a lost reply, or by a later ack that carried it too, such as a stopping reader's
+   * final one, whose reply can even come first): Redis applied it between its earliest report's
+   * `sentAt` and that report.
    */
   acked?(ids: readonly string[], sentAt: number): void;
   /** A handler call threw `error`. */

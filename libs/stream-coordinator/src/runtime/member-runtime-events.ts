@@ -24,8 +24,9 @@ export interface ShardActivity {
   readonly shard: GrantedShard;
   handled?: { durationMs: number; message: StreamShardMessage };
   /**
-   * A fenced ack of these entries succeeded (one event per ack call, when Redis answered);
-   * `sentAt` is when it was sent (`performance.now()`).
+   * A fenced ack of these entries succeeded (one event per successful ack call, with the ids it
+   * carried, when Redis answered; an id may come again in a later one); `sentAt` is when it was
+   * sent (`performance.now()`).
    */
   acked?: { ids: readonly string[]; sentAt: number };
   failed?: { error: Error; message: StreamShardMessage };
