@@ -40,6 +40,20 @@ export const HOLD_BACK_MS = 20;
 /** The longest a wall-clock sample may take to be trusted (its monotonic readings' distance). */
 const SAMPLE_WINDOW_MS = 0.5;
 
+/**
+ * The wall clock minus the monotonic clock, read between two monotonic readings, or `undefined`
+ * when the process was preempted in between (common on a loaded machine, and as long as any step
+ * one looks for): such a sample says nothing.
+ */
+export function wallMinusMonotonic(
+  clocks: Pick<RecordClocks, 'wall' | 'monotonic'>,
+): number | undefined {
+  const before = clocks.monotonic();
+  const wall = clocks.wall();
+  const after = clocks.monotonic();
+  return after - before <= SAMPLE_WINDOW_MS ? wall - before : undefined;
+}
+
 /** Wall-clock stamps for one process. */
 export class RecordClock {
   private offset = 0;
@@ -57,13 +71,9 @@ export class RecordClock {
 
   /** The wall-clock time of a monotonic reading taken in this process (`performance.now()`). */
   of(monotonicMs: number): number {
-    // The wall clock is read between two monotonic readings: a sample the process was preempted
-    // in (common on a loaded machine, and as long as any step we look for) says nothing.
-    const before = this.clocks.monotonic();
-    const wall = this.clocks.wall();
-    const after = this.clocks.monotonic();
-    if (after - before <= SAMPLE_WINDOW_MS) {
-      const drift = wall - (this.clocks.origin + before + this.offset);
+    const sampled = wallMinusMonotonic(this.clocks);
+    if (sampled !== undefined) {
+      const drift = sampled - (this.clocks.origin + this.offset);
       if (Math.abs(drift) > REANCHOR_MS) this.offset += drift;
     }
     return this.clocks.origin + monotonicMs + this.offset;

@@ -1,7 +1,7 @@
-/** A step smaller than this is sampling noise (a 1 ms `Date.now()`, a preempted sample). */
+import { wallMinusMonotonic } from '../../../apps/example-worker/src/record-clock.js';
+
+/** A step smaller than this is sampling noise (a 1 ms `Date.now()`). */
 const STEP_MS = 20;
-/** The longest a sample may take to be trusted (the distance of its two monotonic readings). */
-const SAMPLE_WINDOW_MS = 0.5;
 
 /** One step of the wall clock against the monotonic clock. */
 export interface ClockStep {
@@ -45,11 +45,8 @@ export class ClockStepWatch {
 
   /** Takes one sample now (the timer takes one every `everyMs`). */
   sample(): void {
-    const before = this.clocks.monotonic();
-    const wall = this.clocks.wall();
-    const after = this.clocks.monotonic();
-    if (after - before > SAMPLE_WINDOW_MS) return;
-    const offset = wall - before;
+    const offset = wallMinusMonotonic(this.clocks);
+    if (offset === undefined) return;
     if (this.offset === undefined) {
       this.offset = offset;
       return;
@@ -57,7 +54,7 @@ export class ClockStepWatch {
     // against the last trusted sample (50 ms back): a slow slew never adds up to a step
     const byMs = offset - this.offset;
     this.offset = offset;
-    if (Math.abs(byMs) >= STEP_MS) this.steps.push({ seenAt: wall, byMs });
+    if (Math.abs(byMs) >= STEP_MS) this.steps.push({ seenAt: this.clocks.wall(), byMs });
   }
 }
 
