@@ -105,3 +105,113 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
     expect(left.map(([id, consumer]) => [id, consumer])).toEqual([[x, 'm']]);
   });
 });
+
+// The same bookkeeping without key order: a read turn (ack + blocking read) whose reply is not read
+// in time makes the watchdog give the connection up, and the claim phase hands the entries that
+// read delivered over again on a new connection. The abandoned turn's reply can still be read
+// after that (the dropped socket is only half-closed), while the claim phase's handled entries wait
+// for their ack: that reply carried no ids, so it reports none and the entries keep their own ack.
+// (The old code reported and forgot every id listed when the reply came: an id handled after the
+// send reported acked before its handler ended, and never acked, pending until the shard moved.)
+describe.each([false, true])(
+  "ShardReader (ordering 'shard', batch %s): a read turn answered after the watchdog gave up",
+  (batched) => {
+    const { prefix, redis } = useRedisPrefix(`late-turn-${batched ? 'batch' : 'one'}`);
+    const newReader = useReaders();
+
+    it('reports no id it did not carry; the claimed entries are acked by their own ack', async () => {
+      const shard = testShard(prefix);
+      await grant(redis(), shard, 'g', 'm');
+      const first = (await redis().xadd(
+        shard.key,
+        '*',
+        'key',
+        'A',
+        'payload',
+        '{"seq":0}',
+      )) as string;
+      const second = (await redis().xadd(
+        shard.key,
+        '*',
+        'key',
+        'B',
+        'payload',
+        '{"seq":1}',
+      )) as string;
+      const reports: Array<{ ids: string[]; sentAt: number }> = [];
+      const endedAt = new Map<string, number>();
+      let watchdogFired = 0;
+      let held: { socket: { resume(): void }; read: Promise<unknown> } | undefined;
+      let lateReplyRead = false;
+      const handled = async (id: string): Promise<void> => {
+        if (id === second && held !== undefined && !lateReplyRead) {
+          // the abandoned turn's reply is read now, between the claim phase's two handlings
+          const { socket, read } = held;
+          socket.resume();
+          await read.then(
+            () => undefined,
+            () => undefined,
+          );
+          await new Promise((resolve) => setImmediate(resolve));
+          lateReplyRead = true;
+        }
+        endedAt.set(id, performance.now());
+      };
+      newReader({
+        shard,
+        group: 'g',
+        memberId: 'm',
+        ordering: 'shard',
+        blockMs: 100,
+        watchdogGraceMs: 200,
+        maxAckDelayMs: 10_000, // handled entries wait for the next read turn's ack
+        ...(batched
+          ? {
+              batch: { maxSize: 1 },
+              handleBatch: async (messages) => {
+                for (const message of messages) await handled(message.id);
+              },
+            }
+          : {}),
+        hooks: {
+          acked: (ids, sentAt) => reports.push({ ids: [...ids], sentAt }),
+          watchdog: () => watchdogFired++,
+        },
+        createConnection: () => {
+          const connection = createRedisConnection(redisUrl(), 'reader');
+          const sender = connection as unknown as {
+            sendCommand(command: Command, stream?: unknown): unknown;
+            stream: { pause(): void; resume(): void };
+          };
+          const send = sender.sendCommand.bind(connection);
+          sender.sendCommand = (command, stream) => {
+            const result = send(command, stream);
+            if (held === undefined && command.name === 'xreadgroup') {
+              // the first read turn delivers both entries; its replies stay unread for now
+              sender.stream.pause();
+              held = { socket: sender.stream, read: command.promise };
+            }
+            return result;
+          };
+          return connection;
+        },
+        handle: (message) => handled(message.id),
+      }).start();
+
+      await expect
+        .poll(() => [...new Set(reports.flatMap((r) => r.ids))].sort(), { timeout: 10_000 })
+        .toEqual([first, second].sort());
+      expect(lateReplyRead).toBe(true);
+      expect(watchdogFired).toBeGreaterThanOrEqual(1);
+      for (const report of reports) {
+        for (const id of report.ids) {
+          expect(
+            report.sentAt,
+            `${id} reported acked by a call sent before it was handled`,
+          ).toBeGreaterThanOrEqual(endedAt.get(id) ?? Number.POSITIVE_INFINITY);
+        }
+      }
+      await expect.poll(() => pending(redis(), shard.key, 'g'), { timeout: 5_000 }).toEqual([]);
+    });
+  },
+);
