@@ -9,7 +9,7 @@ import { trackRedisProcess } from './redis-process-tracker.js';
 import { type RedisServerProcess, spawnRedisServer } from './redis-server-process.js';
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { createTempDir } from './temp-dir.js';
-import { waitFor } from './wait.js';
+import { pollUntil, waitFor } from './wait.js';
 import { connectRedis } from './redis-client.js';
 
 const execFileAsync = promisify(execFile);
@@ -49,6 +49,13 @@ export interface RedisClusterHandle {
    * while the cluster stays up, and resolves once every node agrees on the new owner.
    */
   migrateKeySlot(key: string, to?: ClusterNode): Promise<SlotMigration>;
+  /**
+   * What keeps a message from crossing the cluster bus right now, one line per problem ("p1
+   * sees 127.0.0.1:p2 disconnected (master)"); empty when every node has a live link to every
+   * other one. For failure messages: a `PUBLISH` reaches the other nodes over these links, and a
+   * link being re-established (after a node answered no ping for half the node timeout) drops it.
+   */
+  busProblems(): Promise<string[]>;
   /** Stops every node and removes the data dir. Idempotent. */
   stop(): Promise<void>;
   /** Same as `stop()`. */
@@ -59,7 +66,7 @@ export interface RedisClusterHandle {
 export interface RedisClusterOptions {
   /** Number of masters; default 3 (the minimum Redis Cluster accepts). */
   masters?: number;
-  /** How long to wait for `cluster_state:ok` everywhere; default 30 s. */
+  /** How long to wait for the cluster to be ready (see {@link startRedisCluster}); default 30 s. */
   readyTimeoutMs?: number;
 }
 
@@ -68,7 +75,9 @@ const HOST = '127.0.0.1';
 /**
  * Starts `masters` `redis-server --cluster-enabled yes` processes, joins them with
  * `redis-cli --cluster create ... --cluster-replicas 0 --cluster-yes` and waits until every
- * node reports `cluster_state:ok`. Stop it with `stop()` in `afterAll` (or
+ * node reports `cluster_state:ok` and has a live bus link to every other node, out of its
+ * handshake (`cluster_state:ok` alone comes earlier: a node still shaking hands with another
+ * drops what that one publishes, and sends it nothing). Stop it with `stop()` in `afterAll` (or
  * {@link stopAllRedisProcesses}); its processes are also killed at process exit.
  */
 export async function startRedisCluster(
@@ -107,16 +116,22 @@ export async function startRedisCluster(
       { timeout: readyTimeoutMs },
     );
     for (const node of nodes) admins.push(adminClient(node));
-    await waitFor(
+    const busProblems = () => clusterBusProblems(nodes, admins);
+    await pollUntil(
       async () => {
         const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO')));
-        return infos.every(
-          (info) =>
-            String(info).includes('cluster_state:ok') &&
-            String(info).includes(`cluster_known_nodes:${masters}`),
-        );
+        const notOk = nodes.filter((_, i) => !String(infos[i]).includes('cluster_state:ok'));
+        return [
+          ...notOk.map((n) => `${n.port}: cluster_state is not ok`),
+          ...(await busProblems()),
+        ];
       },
-      { timeoutMs: readyTimeoutMs, message: 'cluster_state:ok on every node', retryErrors: true },
+      (problems) => problems.length === 0,
+      {
+        timeoutMs: readyTimeoutMs,
+        message: 'cluster_state:ok and live bus links on every node',
+        retryErrors: true,
+      },
     );
     const ids = await Promise.all(admins.map(async (a) => String(await a.call('CLUSTER', 'MYID'))));
     return {
@@ -126,6 +141,7 @@ export async function startRedisCluster(
       ownerOf: async (key) =>
         ownerOfSlot(admins[0] as Redis, await keySlot(admins[0] as Redis, key)),
       migrateKeySlot: (key, to) => migrateKeySlot({ nodes, admins, ids }, key, to),
+      busProblems,
       stop,
       dispose: stop,
     };
@@ -216,6 +232,29 @@ async function migrateKeySlot(
     },
   );
   return { slot, from, to: dstNode, keysMoved };
+}
+
+/** Every node's view of the bus links to the others (`CLUSTER NODES`), as problems. */
+async function clusterBusProblems(
+  nodes: readonly ClusterNode[],
+  admins: readonly Redis[],
+): Promise<string[]> {
+  const views = await Promise.all(admins.map((a) => a.call('CLUSTER', 'NODES')));
+  const problems: string[] = [];
+  for (const [i, view] of views.entries()) {
+    const port = (nodes[i] as ClusterNode).port;
+    const lines = String(view).trim().split('\n');
+    if (lines.length !== nodes.length) problems.push(`${port} knows ${lines.length} nodes`);
+    for (const line of lines) {
+      // <id> <ip:port@bus> <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state> …
+      const [, address = '', flags = '', , , , , link = ''] = line.split(' ');
+      if (flags.includes('myself')) continue;
+      if (link !== 'connected' || /handshake|fail|noaddr/.test(flags)) {
+        problems.push(`${port} sees ${address.split('@')[0] ?? address} ${link} (${flags})`);
+      }
+    }
+  }
+  return problems;
 }
 
 async function keySlot(admin: Redis, key: string): Promise<number> {
