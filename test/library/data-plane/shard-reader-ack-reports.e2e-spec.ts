@@ -33,7 +33,7 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
    * `fenceMoves`, the shard's fence moves to another member first, as when the coordinator
    * expired a frozen member). Returns the acked reports, x's end time, the ids.
    */
-  async function stopWithAckUnanswered(fenceMoves: boolean) {
+  async function stopWithAckUnanswered(fenceMoves: boolean, holdReply = false) {
     const shard = testShard(prefix, 'orders', fenceMoves ? 1 : 0);
     await grant(redis(), shard, 'g', 'm');
     const x = (await redis().xadd(shard.key, '*', 'key', 'A', 'payload', '{"seq":0}')) as string;
@@ -43,6 +43,7 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
     const reports: Array<{ ids: string[]; sentAt: number }> = [];
     let stopped: Promise<void> | undefined;
     let armed = true;
+    let held: { socket: { resume(): void }; sentAt: number } | undefined;
     const reader: ShardReader = newReader({
       shard,
       group: 'g',
@@ -55,12 +56,18 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
         const connection = createRedisConnection(redisUrl(), 'reader');
         const sender = connection as unknown as {
           sendCommand(command: Command, stream?: unknown): unknown;
+          stream: { pause(): void; resume(): void };
         };
         const send = sender.sendCommand.bind(connection);
         sender.sendCommand = (command, stream) => {
           const result = send(command, stream);
           if (armed && acksExactly(command, [y])) {
             armed = false;
+            if (holdReply) {
+              // its reply is read only after the stop's final ack was answered
+              sender.stream.pause();
+              held = { socket: sender.stream, sentAt: performance.now() };
+            }
             // what a frozen process does first on waking, before its sockets are read
             queueMicrotask(() => {
               // (sent now, on the test's own connection: ahead of the stop's final ack, which
@@ -83,7 +90,7 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
     reader.start();
     await expect.poll(() => stopped !== undefined, { timeout: 10_000 }).toBe(true);
     await stopped;
-    return { reports, xEndedAt: () => xEndedAt, x, y, shard };
+    return { reports, xEndedAt: () => xEndedAt, x, y, shard, held };
   }
 
   it('a stop while a sent ack is unanswered reports a later-settled entry only with its own ack', async () => {
@@ -92,6 +99,22 @@ describe("ShardReader (ordering 'key'): an ack reports the ids it carried", () =
       .poll(() => [...new Set(reports.flatMap((r) => r.ids))].sort(), { timeout: 5_000 })
       .toEqual([x, y].sort());
     // (y may come twice: the stop's final ack carried it again)
+    for (const report of reports) {
+      if (report.ids.includes(x)) expect(report.sentAt).toBeGreaterThanOrEqual(xEndedAt());
+    }
+    expect(await pending(redis(), shard.key, 'g')).toEqual([]);
+  });
+
+  it('a reply read after the final ack was answered still reports its ids with its send time', async () => {
+    const { reports, xEndedAt, x, y, shard, held } = await stopWithAckUnanswered(false, true);
+    const { socket, sentAt } = held as NonNullable<typeof held>;
+    expect(reports.some((r) => r.ids.includes(y) && r.sentAt <= sentAt)).toBe(false);
+    socket.resume();
+    // (the final ack carried y again with x, so without this report y's only one would have a
+    // send time after Redis applied its ack)
+    await expect
+      .poll(() => reports.some((r) => r.ids.includes(y) && r.sentAt <= sentAt), { timeout: 5_000 })
+      .toBe(true);
     for (const report of reports) {
       if (report.ids.includes(x)) expect(report.sentAt).toBeGreaterThanOrEqual(xEndedAt());
     }
@@ -215,3 +238,73 @@ describe.each([false, true])(
     });
   },
 );
+
+// An ack sent alone (`maxAckDelayMs: 0`: right after the handler) whose reply is not read in
+// time: the watchdog gives the call up, yet Redis applied it. Its reply, read late on the dropped
+// connection, still reports the id with the ack's own send time (a later resend of the same id
+// is a no-op in Redis: its send time says nothing about when the entry was acked). Also when the
+// reader lost the shard meanwhile (the fence moved after Redis applied the ack).
+describe("ShardReader (ordering 'shard'): an ack answered after the watchdog gave it up", () => {
+  const { prefix, redis } = useRedisPrefix('late-flush');
+  const newReader = useReaders();
+
+  it.each([false, true])(
+    'reports the id with its own send time (the shard lost meanwhile: %s)',
+    async (fenceMoves) => {
+      const shard = testShard(prefix, 'orders', fenceMoves ? 1 : 0);
+      await grant(redis(), shard, 'g', 'm');
+      const id = (await redis().xadd(shard.key, '*', 'key', 'A', 'payload', '{"seq":0}')) as string;
+      const reports: Array<{ ids: string[]; sentAt: number }> = [];
+      let held: { socket: { resume(): void }; sentAt: number } | undefined;
+      const watchdog = deferred();
+      const lost = deferred();
+      newReader({
+        shard,
+        group: 'g',
+        memberId: 'm',
+        ordering: 'shard',
+        blockMs: 100,
+        watchdogGraceMs: 200,
+        maxAckDelayMs: 0,
+        hooks: {
+          acked: (ids, sentAt) => reports.push({ ids: [...ids], sentAt }),
+          watchdog: () => watchdog.resolve(),
+        },
+        onLost: () => lost.resolve(),
+        createConnection: () => {
+          const connection = createRedisConnection(redisUrl(), 'reader');
+          const sender = connection as unknown as {
+            sendCommand(command: Command, stream?: unknown): unknown;
+            stream: { pause(): void; resume(): void };
+          };
+          const send = sender.sendCommand.bind(connection);
+          sender.sendCommand = (command, stream) => {
+            const result = send(command, stream);
+            if (held === undefined && acksExactly(command, [id])) {
+              sender.stream.pause(); // Redis applies the ack; its reply stays unread for now
+              held = { socket: sender.stream, sentAt: performance.now() };
+            }
+            return result;
+          };
+          return connection;
+        },
+        handle: () => undefined,
+      }).start();
+
+      await watchdog.promise;
+      expect(await pending(redis(), shard.key, 'g')).toEqual([]); // applied
+      if (fenceMoves) {
+        await redis().hset(shard.meta, 'owner:g', '2:other');
+        await lost.promise; // the reader's next fenced call was refused
+      }
+      const { socket, sentAt } = held as NonNullable<typeof held>;
+      socket.resume();
+      await expect
+        .poll(() => reports.some((r) => r.ids.includes(id) && r.sentAt <= sentAt), {
+          timeout: 5_000,
+        })
+        .toBe(true);
+      expect(reports.flatMap((r) => r.ids).every((reported) => reported === id)).toBe(true);
+    },
+  );
+});
