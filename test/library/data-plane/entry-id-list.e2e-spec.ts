@@ -73,4 +73,12 @@ describe('entry id lists (one MessagePack argument, decoded by cmsgpack in Redis
     }
     expect(() => encodeEntryIds(['1-\u2603'])).toThrow(/not a stream entry id .*"1-\u2603"/);
   });
+
+  it('names the first id that is not an entry id, whatever is wrong with it', () => {
+    const tooLong = '1'.repeat(42);
+    expect(() => encodeEntryIds(['0-1', '1-a', tooLong])).toThrow(/: "1-a"$/);
+    expect(() => encodeEntryIds(['0-1', tooLong, '1-a'])).toThrow(new RegExp(`: "${tooLong}"$`));
+    expect(() => encodeEntryIds(['1-a', ''])).toThrow(/: "1-a"$/);
+    expect(() => encodeEntryIds(['', '1-a'])).toThrow(/: ""$/);
+  });
 });
