@@ -9,7 +9,7 @@ import { trackRedisProcess } from './redis-process-tracker.js';
 import { type RedisServerProcess, spawnRedisServer } from './redis-server-process.js';
 import { RedisServerStartError } from './redis-server-start.error.js';
 import { createTempDir } from './temp-dir.js';
-import { pollUntil, waitFor } from './wait.js';
+import { waitFor, waitForNoProblems } from './wait.js';
 import { connectRedis } from './redis-client.js';
 
 const execFileAsync = promisify(execFile);
@@ -117,7 +117,7 @@ export async function startRedisCluster(
     );
     for (const node of nodes) admins.push(adminClient(node));
     const busProblems = () => clusterBusProblems(nodes, admins);
-    await pollUntil(
+    await waitForNoProblems(
       async () => {
         const infos = await Promise.all(admins.map((a) => a.call('CLUSTER', 'INFO')));
         const notOk = nodes.filter((_, i) => !String(infos[i]).includes('cluster_state:ok'));
@@ -126,7 +126,6 @@ export async function startRedisCluster(
           ...(await busProblems()),
         ];
       },
-      (problems) => problems.length === 0,
       {
         timeoutMs: readyTimeoutMs,
         message: 'cluster_state:ok and live bus links on every node',
@@ -247,10 +246,13 @@ async function clusterBusProblems(
     if (lines.length !== nodes.length) problems.push(`${port} knows ${lines.length} nodes`);
     for (const line of lines) {
       // <id> <ip:port@bus> <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state> …
-      const [, address = '', flags = '', , , , , link = ''] = line.split(' ');
+      const [, address = '', flags = '', , , pongReceived = '', , link = ''] = line.split(' ');
       if (flags.includes('myself')) continue;
-      if (link !== 'connected' || /handshake|fail|noaddr/.test(flags)) {
-        problems.push(`${port} sees ${address.split('@')[0] ?? address} ${link} (${flags})`);
+      // (`connected` says a link was set up; a pong says the other end answered on it)
+      if (link !== 'connected' || pongReceived === '0' || /handshake|fail|noaddr/.test(flags)) {
+        problems.push(
+          `${port} sees ${address.split('@')[0] ?? address} ${link}, last pong ${pongReceived} (${flags})`,
+        );
       }
     }
   }
