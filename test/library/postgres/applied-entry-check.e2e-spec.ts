@@ -6,7 +6,10 @@ import {
   PostgresExactlyOnce,
 } from '@redis-stream-coordinator/nestjs/postgres';
 import { PostgresAppliedEntryCheck } from '../../../libs/stream-coordinator/src/postgres/postgres-applied-entry-check.js';
-import { DEFAULT_OFFSETS_TABLE } from '../../../libs/stream-coordinator/src/postgres/offsets-table.js';
+import {
+  DEFAULT_OFFSETS_TABLE,
+  RECENT_DEAD_LETTERS,
+} from '../../../libs/stream-coordinator/src/postgres/offsets-table.js';
 import { createTestSchema, type TestSchema } from '../../support/postgres-schema.js';
 
 // The dead-letter decision of an exactly-once entry (docs/exactly-once.md): it must see a commit
@@ -80,8 +83,9 @@ describe('e2e: the dead-letter decision on PostgreSQL', () => {
       applied: false,
       lastApplied: '1700000000000-5',
     });
-    // the next entry is applied (the mark names an earlier entry now); the dead-lettered one reads
-    // as settled, and so does the next one: the mark no longer matches the last entry
+    // the next entry is applied (the mark names an earlier entry now) and reads as settled; the
+    // dead-lettered one is still to be dead-lettered when delivered again (its ack never sent, or
+    // Redis lost it with its dead letter): it is among the shard's latest dead letters
     expect(await exactlyOnce.apply({ ...entry, id: '1700000000001-0' }, async () => 2)).toEqual({
       applied: true,
       result: 2,
@@ -89,9 +93,54 @@ describe('e2e: the dead-letter decision on PostgreSQL', () => {
     expect(await offsetRows('g-dl')).toEqual([
       { shard: 1, last: '1700000000001-0', dead_lettered_id: '1700000000000-5' },
     ]);
-    expect(await check.settle(entry)).toBe(true);
     expect(await check.settle({ ...entry, id: '1700000000001-0' })).toBe(true);
+    expect(await check.settle(entry)).toBe(false);
+    await expect(exactlyOnce.apply(entry, async () => 3)).rejects.toBeInstanceOf(
+      ExactlyOnceEntryDeadLetteredError,
+    );
+    // (asking again recorded nothing new)
+    expect(await recentDeadLetters('g-dl', 1)).toEqual(['1700000000000-5']);
   });
+
+  it(`remembers a shard's latest ${RECENT_DEAD_LETTERS} dead letters, each once`, async () => {
+    const check = new PostgresAppliedEntryCheck(db.pool, DEFAULT_OFFSETS_TABLE);
+    const exactlyOnce = new PostgresExactlyOnce({ pool: db.pool });
+    const at = (n: number) => ({
+      group: 'g-recent',
+      stream: 'orders',
+      shard: 3,
+      id: `1700000000${String(n).padStart(3, '0')}-0`,
+    });
+    // one more dead letter than the row keeps, an applied entry between each two
+    for (let n = 0; n <= RECENT_DEAD_LETTERS; n++) {
+      expect(await check.settle(at(2 * n))).toBe(false);
+      expect(await check.settle(at(2 * n))).toBe(false); // a retried decision: listed once
+      expect(await exactlyOnce.apply(at(2 * n + 1), async () => n)).toEqual({
+        applied: true,
+        result: n,
+      });
+    }
+    const kept = Array.from({ length: RECENT_DEAD_LETTERS }, (_, i) => at(2 * (i + 1)).id);
+    expect(await recentDeadLetters('g-recent', 3)).toEqual(kept);
+    // the oldest fell out: it reads as settled (skipped, no dead letter); the others are
+    // dead-lettered again; applied entries stay applied
+    expect(await check.settle(at(0))).toBe(true);
+    expect(await exactlyOnce.apply(at(0), async () => 'again')).toMatchObject({ applied: false });
+    expect(await check.settle(at(2))).toBe(false);
+    await expect(exactlyOnce.apply(at(2), async () => 'again')).rejects.toBeInstanceOf(
+      ExactlyOnceEntryDeadLetteredError,
+    );
+    expect(await check.settle(at(3))).toBe(true);
+    expect(await recentDeadLetters('g-recent', 3)).toEqual(kept);
+  });
+
+  const recentDeadLetters = async (group: string, shard: number): Promise<string[]> =>
+    (
+      await db.pool.query<{ recent_dead_letters: string[] }>(
+        `SELECT recent_dead_letters FROM ${DEFAULT_OFFSETS_TABLE} WHERE consumer_group = $1 AND shard = $2`,
+        [group, shard],
+      )
+    ).rows[0]?.recent_dead_letters ?? [];
 
   it('a lock not granted in time records nothing', async () => {
     const check = new PostgresAppliedEntryCheck(db.pool, DEFAULT_OFFSETS_TABLE);
@@ -125,7 +174,7 @@ describe('e2e: the dead-letter decision on PostgreSQL', () => {
     const entry = { group: 'g-old', stream: 'orders', shard: 0, id: '1700000000001-0' };
     await expect(check.settle(entry)).rejects.toBeInstanceOf(ExactlyOnceTableOutdatedError);
     await expect(exactlyOnce.apply(entry, async () => 1)).rejects.toThrow(
-      /ADD COLUMN IF NOT EXISTS dead_lettered_id/,
+      /ADD COLUMN IF NOT EXISTS dead_lettered_id text; .* ADD COLUMN IF NOT EXISTS recent_dead_letters/,
     );
     await createExactlyOnceTable(db.pool, 'old_offsets');
     await createExactlyOnceTable(db.pool, 'old_offsets');
@@ -136,6 +185,36 @@ describe('e2e: the dead-letter decision on PostgreSQL', () => {
       lastApplied: '1700000000000-0',
     });
     expect(await exactlyOnce.apply(entry, async () => 1)).toEqual({ applied: true, result: 1 });
+  });
+
+  it('a table from before recent_dead_letters: refused until migrated, then its marks still hold', async () => {
+    await db.pool.query(`CREATE TABLE mid_offsets (
+      consumer_group text NOT NULL, stream text NOT NULL, shard integer NOT NULL,
+      last_ms numeric(20, 0) NOT NULL, last_seq numeric(20, 0) NOT NULL, dead_lettered_id text,
+      applied_by text NOT NULL DEFAULT '', applied_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (consumer_group, stream, shard))`);
+    // the last settled entry was dead-lettered (its dead letter perhaps not written yet)
+    await db.pool.query(
+      "INSERT INTO mid_offsets (consumer_group, stream, shard, last_ms, last_seq, dead_lettered_id) VALUES ('g-mid', 'orders', 0, 1700000000000, 7, '1700000000000-7')",
+    );
+    const check = new PostgresAppliedEntryCheck(db.pool, 'mid_offsets');
+    const exactlyOnce = new PostgresExactlyOnce({ pool: db.pool, table: 'mid_offsets' });
+    const entry = { group: 'g-mid', stream: 'orders', shard: 0, id: '1700000000000-7' };
+    await expect(check.settle(entry)).rejects.toBeInstanceOf(ExactlyOnceTableOutdatedError);
+    await expect(exactlyOnce.apply(entry, async () => 1)).rejects.toBeInstanceOf(
+      ExactlyOnceTableOutdatedError,
+    );
+    await createExactlyOnceTable(db.pool, 'mid_offsets');
+    expect(await check.settle(entry)).toBe(false);
+    await expect(exactlyOnce.apply(entry, async () => 1)).rejects.toBeInstanceOf(
+      ExactlyOnceEntryDeadLetteredError,
+    );
+    // a dead letter recorded from now on is listed
+    expect(await check.settle({ ...entry, id: '1700000000001-0' })).toBe(false);
+    const { rows } = await db.pool.query<{ recent_dead_letters: string[] }>(
+      "SELECT recent_dead_letters FROM mid_offsets WHERE consumer_group = 'g-mid'",
+    );
+    expect(rows).toEqual([{ recent_dead_letters: ['1700000000001-0'] }]);
   });
 
   it('the DDL on an up-to-date table takes no lock: a bootstrap does not queue behind an open transaction', async () => {

@@ -24,14 +24,17 @@ export function quoteTableName(table: string): string {
   return parts.map((part) => `"${part}"`).join('.');
 }
 
+/** How many of a shard's latest dead letters its offset row remembers (`recent_dead_letters`). */
+export const RECENT_DEAD_LETTERS = 32;
+
 /**
  * The migration of the offsets table (also in `sql/exactly-once-offsets.sql` of the package):
  * one row per (group, stream, shard), the last entry id settled there as two `numeric(20,0)`
- * columns (Redis ids are two unsigned 64-bit integers; `bigint` is signed), and
- * `dead_lettered_id`: the last entry of the shard settled as a dead letter (no effects), as
- * `<ms>-<seq>`, or NULL. Two statements, both idempotent: the `CREATE TABLE`, then a `DO`
- * block whose `ALTER TABLE … ADD COLUMN` brings a table created by an older version (without
- * `dead_lettered_id`) up to date.
+ * columns (Redis ids are two unsigned 64-bit integers; `bigint` is signed), `dead_lettered_id`:
+ * the last entry of the shard settled as a dead letter (no effects), as `<ms>-<seq>`, or NULL,
+ * and `recent_dead_letters`: the shard's latest {@link RECENT_DEAD_LETTERS} dead-lettered
+ * entries, oldest first. Two statements, both idempotent: the `CREATE TABLE`, then a `DO` block
+ * whose `ALTER TABLE … ADD COLUMN`s bring a table created by an older version up to date.
  *
  * @publicApi
  */
@@ -44,25 +47,31 @@ export function offsetsTableDdl(table: string = DEFAULT_OFFSETS_TABLE): string {
   last_ms numeric(20, 0) NOT NULL,
   last_seq numeric(20, 0) NOT NULL,
   dead_lettered_id text,
+  recent_dead_letters text[] NOT NULL DEFAULT '{}',
   applied_by text NOT NULL DEFAULT '',
   applied_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (consumer_group, stream, shard)
 );
-${deadLetteredColumnDdl(name)}`;
+${addedColumnsDdl(name)}`;
 }
 
 /**
- * The upgrade of a table created before `dead_lettered_id` (catalog only: no table rewrite). It
- * looks first, so that on an up-to-date table it takes no lock: `ALTER TABLE` takes an
- * `ACCESS EXCLUSIVE` lock even when `IF NOT EXISTS` makes it a no-op, which would queue every
- * handler transaction behind an open one (a frozen member's) at each bootstrap with
- * `createTable: true`.
+ * The upgrade of a table created before `dead_lettered_id` or `recent_dead_letters` (catalog only:
+ * no table rewrite, the default being a constant). It looks first, so that on an up-to-date table
+ * it takes no lock: `ALTER TABLE` takes an `ACCESS EXCLUSIVE` lock even when `IF NOT EXISTS`
+ * makes it a no-op, which would queue every handler transaction behind an open one (a frozen
+ * member's) at each bootstrap with `createTable: true`.
  */
-function deadLetteredColumnDdl(quoted: string): string {
+function addedColumnsDdl(quoted: string): string {
+  const missing = (column: string): string =>
+    `NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${quoted}') AND attname = '${column}' AND NOT attisdropped)`;
   return `DO $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${quoted}') AND attname = 'dead_lettered_id' AND NOT attisdropped) THEN
+  IF ${missing('dead_lettered_id')} THEN
     ALTER TABLE ${quoted} ADD COLUMN IF NOT EXISTS dead_lettered_id text;
+  END IF;
+  IF ${missing('recent_dead_letters')} THEN
+    ALTER TABLE ${quoted} ADD COLUMN IF NOT EXISTS recent_dead_letters text[] NOT NULL DEFAULT '{}';
   END IF;
 END
 $$;`;
@@ -106,13 +115,14 @@ export interface OffsetStatements {
 }
 
 /**
- * The locked row: the last entry settled on the shard, and the last one settled as a dead letter
- * (the same entry when the last one was dead-lettered).
+ * The locked row: the last entry settled on the shard, the last one settled as a dead letter (the
+ * same entry when the last one was dead-lettered), and the latest dead-lettered ones.
  */
 export interface OffsetRow {
   readonly last_ms: string;
   readonly last_seq: string;
   readonly dead_lettered_id: string | null;
+  readonly recent_dead_letters: readonly string[];
 }
 
 export function offsetStatements(quoted: string): OffsetStatements {
@@ -120,19 +130,24 @@ export function offsetStatements(quoted: string): OffsetStatements {
   const record = `UPDATE ${quoted} SET last_ms = $4, last_seq = $5, applied_by = $6, applied_at = now()`;
   return {
     ensureRow: `INSERT INTO ${quoted} (consumer_group, stream, shard, last_ms, last_seq) VALUES ($1, $2, $3, 0, 0) ON CONFLICT (consumer_group, stream, shard) DO NOTHING`,
-    lockRow: `SELECT last_ms::text AS last_ms, last_seq::text AS last_seq, dead_lettered_id FROM ${quoted} WHERE ${where} FOR UPDATE`,
-    // leaves dead_lettered_id: it names an earlier entry now, which no longer matches the last
+    lockRow: `SELECT last_ms::text AS last_ms, last_seq::text AS last_seq, dead_lettered_id, recent_dead_letters FROM ${quoted} WHERE ${where} FOR UPDATE`,
+    // leaves the dead letter columns: they name earlier entries now
     recordApplied: `${record} WHERE ${where}`,
-    recordDeadLettered: `${record}, dead_lettered_id = $7 WHERE ${where}`,
+    // appends $7 to recent_dead_letters and keeps the latest RECENT_DEAD_LETTERS
+    recordDeadLettered: `${record}, dead_lettered_id = $7, recent_dead_letters = (array_append(recent_dead_letters, $7::text))[greatest(1, cardinality(recent_dead_letters) + 2 - ${RECENT_DEAD_LETTERS}):] WHERE ${where}`,
   };
 }
 
 /**
- * Whether entry `id` is the shard's last settled entry and was settled as a dead letter: its dead
- * letter may not be written yet, so it must be dead-lettered (again), never applied or skipped.
+ * Whether entry `id` was settled as a dead letter: the shard's last settled entry recorded as
+ * dead-lettered, or one of its latest {@link RECENT_DEAD_LETTERS} dead letters. Its dead letter
+ * may not be in Redis — its member died before writing it (then it is the last settled entry), or
+ * Redis lost it with its last writes (docs/exactly-once.md, "When Redis loses writes") — so a
+ * delivery of it must dead-letter it (again), never apply it or skip it as applied.
  */
-export function isDeadLetteredLast(id: StreamEntryId, row: OffsetRow): boolean {
+export function isDeadLettered(id: StreamEntryId, row: OffsetRow): boolean {
   const formatted = formatStreamEntryId(id);
+  if (row.recent_dead_letters.includes(formatted)) return true;
   return (
     row.dead_lettered_id === formatted &&
     formatStreamEntryId({ ms: BigInt(row.last_ms), seq: BigInt(row.last_seq) }) === formatted

@@ -7,7 +7,7 @@ import { withTimeout } from '../redis/bounded-call.js';
 import { endOnAbort, untilAborted } from './abortable-check.js';
 import {
   explainOutdatedTable,
-  isDeadLetteredLast,
+  isDeadLettered,
   type OffsetRow,
   offsetStatements,
   quoteTableName,
@@ -81,9 +81,10 @@ export class PostgresAppliedEntryCheck implements ExactlyOnceAppliedCheck {
       const row = rows[0];
       if (row === undefined) throw new Error('the offset row vanished right after being inserted');
       const last = { ms: BigInt(row.last_ms), seq: BigInt(row.last_seq) };
-      // recorded already as this entry's dead letter (a decision retried after its commit, or
-      // a member that died before writing the dead letter): dead-letter it
-      if (isDeadLetteredLast(id, row)) return false;
+      // recorded already as this entry's dead letter (a decision retried after its commit, a
+      // member that died before writing the dead letter, or a dead letter Redis lost with its
+      // last writes): dead-letter it
+      if (isDeadLettered(id, row)) return false;
       if (alreadyApplied(id, last)) return true;
       // entries of a shard are settled in id order: every one before this was applied or
       // dead-lettered already, so moving the row to this one passes over none

@@ -5,7 +5,7 @@ import { ExactlyOnceEntryDeadLetteredError } from '../errors/postgres/exactly-on
 import {
   DEFAULT_OFFSETS_TABLE,
   explainOutdatedTable,
-  isDeadLetteredLast,
+  isDeadLettered,
   createExactlyOnceTable,
   type OffsetRow,
   offsetStatements,
@@ -98,8 +98,9 @@ export class PostgresExactlyOnce {
    * Rejects when the work or the database fails: nothing of the attempt is committed then, and
    * the handler's failure makes the message retried (then dead-lettered) as any other.
    *
-   * @throws ExactlyOnceEntryDeadLetteredError when the entry is the last one settled on its shard
-   *   and was settled as a dead letter (the library then dead-letters it; nothing is written).
+   * @throws ExactlyOnceEntryDeadLetteredError when the entry was settled as a dead letter (the
+   *   shard's last settled entry, or one of its latest dead letters): the library then
+   *   dead-letters it again; nothing is written.
    * @throws ExactlyOnceTableOutdatedError when the offsets table was created by an older version
    *   and lacks a column: run the migration (docs/exactly-once.md).
    */
@@ -120,7 +121,7 @@ export class PostgresExactlyOnce {
     try {
       await client.query('BEGIN');
       const row = await this.lockOffset(client, key);
-      if (isDeadLetteredLast(id, row)) {
+      if (isDeadLettered(id, row)) {
         // rolled back below, as after any failure
         throw new ExactlyOnceEntryDeadLetteredError(entry.id, entry.stream, entry.shard);
       }

@@ -5,8 +5,8 @@ import { NonRetryableError } from '../non-retryable.error.js';
  * effects: a member ran out of deliveries (or hit a non-retryable error) for it, recorded it as
  * dead-lettered and then wrote, or was about to write, its dead letter. The handler is not
  * called. A `NonRetryableError`, so the library dead-letters the entry at once: that writes the
- * dead letter a member that died between the record and the write never wrote (another copy
- * when it had written it). A zombie's late attempt at the entry ends here too, writing nothing.
+ * dead letter a member that died between the record and the write never wrote, or that Redis
+ * lost with its last writes (another copy when it had been kept). A zombie's late attempt at the entry ends here too, writing nothing.
  * Replay the dead letter to apply the entry.
  *
  * @publicApi

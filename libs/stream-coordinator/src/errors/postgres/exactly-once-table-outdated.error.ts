@@ -16,7 +16,7 @@ export class ExactlyOnceTableOutdatedError extends StreamCoordinatorError {
     options?: { cause?: unknown },
   ) {
     super(
-      `the offsets table ${table} has no dead_lettered_id column (it was created by an older version of the library): run ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS dead_lettered_id text (the last statement of the package's sql/exactly-once-offsets.sql, which is safe to run again, as are createExactlyOnceTable() and createTable: true)`,
+      `the offsets table ${table} lacks a column this version of the library uses (it was created by an older version): run ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS dead_lettered_id text; ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS recent_dead_letters text[] NOT NULL DEFAULT '{}' (what the last statement of the package's sql/exactly-once-offsets.sql does, which is safe to run again, as are createExactlyOnceTable() and createTable: true)`,
       options,
     );
   }
