@@ -92,9 +92,8 @@ export function rawEntryFields(fields: readonly Buffer[]): RawEntryFields {
 }
 
 /**
- * Decodes one entry into the message handed to the handler. The `headers` field is decoded here;
- * the key and the payload when the message's `key` or `payload` is first read (see
- * {@link ShardMessage}).
+ * Decodes one entry into the message handed to the handler. The `key` and `headers` fields are
+ * decoded here; the payload when the message's `payload` is first read (see {@link ShardMessage}).
  *
  * @throws UndecodableEntryError when the entry has no `key` or `payload`, or bad `headers`.
  */
@@ -125,7 +124,7 @@ export function decodeEntry(
     id,
     stream,
     shard,
-    key, // decoded when first read, like the payload
+    key.toString(), // UTF-8 (no argument: Node's fast path)
     payload,
     serializer,
     headers === undefined ? NO_HEADERS : decodeHeaders(id, headers),

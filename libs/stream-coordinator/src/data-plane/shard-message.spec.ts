@@ -17,16 +17,7 @@ function countingSerializer(): PayloadSerializer & { calls: number } {
 }
 
 const encoded = (serializer: PayloadSerializer, text: string): ShardMessage =>
-  ShardMessage.encoded(
-    '1700000000123-7',
-    's',
-    2,
-    Buffer.from('k'),
-    Buffer.from(text),
-    serializer,
-    {},
-    1,
-  );
+  ShardMessage.encoded('1700000000123-7', 's', 2, 'k', Buffer.from(text), serializer, {}, 1);
 
 describe('ShardMessage payload', () => {
   it('decodes the payload on the first read only, and never when it is not read', () => {
@@ -74,44 +65,6 @@ describe('ShardMessage payload', () => {
   it('serializes an encoded message with its decoded payload', () => {
     const m = encoded(JSON_PAYLOAD_SERIALIZER, '{"b":[1,2]}');
     expect(JSON.parse(JSON.stringify(m))).toMatchObject({ payload: { b: [1, 2] }, key: 'k' });
-  });
-});
-
-describe('ShardMessage key', () => {
-  it('decodes the key as UTF-8 when first read, then keeps the string', () => {
-    const text = 'customer-ü-東京-🙂';
-    const m = ShardMessage.encoded(
-      '1-0',
-      's',
-      0,
-      Buffer.from(text),
-      Buffer.from('{}'),
-      JSON_PAYLOAD_SERIALIZER,
-      {},
-      1,
-    );
-    expect(m.key).toBe(text);
-    expect(m.key).toBe(m.key);
-    expect(JSON.parse(JSON.stringify(m))).toMatchObject({ key: text });
-  });
-
-  it('decodes bytes that are not UTF-8 as the replacement character, as Buffer#toString does', () => {
-    const bytes = Buffer.from([0x6b, 0xff, 0x6b]);
-    const m = ShardMessage.encoded(
-      '1-0',
-      's',
-      0,
-      bytes,
-      Buffer.from('{}'),
-      JSON_PAYLOAD_SERIALIZER,
-      {},
-      1,
-    );
-    expect(m.key).toBe('k\uFFFDk');
-  });
-
-  it('keeps the key a constructed message was given', () => {
-    expect(new ShardMessage('1-0', 's', 0, 'k-1', {}, {}, 1).key).toBe('k-1');
   });
 });
 

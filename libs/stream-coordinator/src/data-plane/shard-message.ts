@@ -22,11 +22,10 @@ export function entryIdTime(id: string): number {
  * The message object handed to handlers.
  *
  * The payload is decoded when `payload` is first read, then kept: a handler that never reads it
- * (one that routes on `key` or `headers`, or a no-op) never pays for decoding. The `key` is
- * likewise decoded (UTF-8) when first read. When the serializer rejects the payload, that read
- * throws {@link UndecodableEntryError} (every read, not only the first) and {@link payloadError}
- * holds it; the reader then dead-letters the entry (reason `undecodable`, no retries) whatever the
- * handler did next.
+ * (one that routes on `key` or `headers`, or a no-op) never pays for decoding. When the
+ * serializer rejects the payload, that read throws {@link UndecodableEntryError} (every read,
+ * not only the first) and {@link payloadError} holds it; the reader then dead-letters the entry
+ * (reason `undecodable`, no retries) whatever the handler did next.
  *
  * `publishedAt` is computed from the id when first read; {@link toJSON} includes it and the
  * payload, so the message serializes as JSON like a literal with every field would.
@@ -36,9 +35,6 @@ export function entryIdTime(id: string): number {
  */
 export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
   private publishedAtDate: Date | undefined;
-  private keyText: string | undefined;
-  /** The key's UTF-8 bytes until it is decoded. */
-  private encodedKey: Buffer | undefined = undefined;
   private value: T | undefined;
   /** The encoded payload until it is decoded. */
   private encodedPayload: Buffer | undefined = undefined;
@@ -49,24 +45,23 @@ export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
     readonly id: string,
     readonly stream: string,
     readonly shard: number,
-    key: string,
+    readonly key: string,
     payload: T,
     readonly headers: Readonly<Record<string, string>>,
     readonly deliveryCount: number,
   ) {
-    this.keyText = key;
     this.value = payload;
   }
 
   /**
-   * A message whose key is the UTF-8 text of `key` and whose payload `serializer` decodes from
-   * `encoded`, each when first read (what the reader hands to handlers).
+   * A message whose payload `serializer` decodes from `encoded` when first read (what the
+   * reader hands to handlers).
    */
   static encoded(
     id: string,
     stream: string,
     shard: number,
-    key: Buffer,
+    key: string,
     encoded: Buffer,
     serializer: PayloadSerializer,
     headers: Readonly<Record<string, string>>,
@@ -76,26 +71,14 @@ export class ShardMessage<T = unknown> implements StreamShardMessage<T> {
       id,
       stream,
       shard,
-      '',
+      key,
       undefined,
       headers,
       deliveryCount,
     );
-    message.keyText = undefined;
-    message.encodedKey = key;
     message.encodedPayload = encoded;
     message.serializer = serializer;
     return message;
-  }
-
-  /** The routing key. */
-  get key(): string {
-    if (this.keyText === undefined) {
-      // UTF-8 (no argument: Node's fast path); an entry always has a key (see decodeEntry)
-      this.keyText = (this.encodedKey as Buffer).toString();
-      this.encodedKey = undefined;
-    }
-    return this.keyText;
   }
 
   /**
