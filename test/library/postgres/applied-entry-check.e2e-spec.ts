@@ -217,6 +217,27 @@ describe('e2e: the dead-letter decision on PostgreSQL', () => {
     expect(rows).toEqual([{ recent_dead_letters: ['1700000000001-0'] }]);
   });
 
+  it('a recent_dead_letters column added nullable by a migration of its own: NULL reads as empty', async () => {
+    await db.pool.query(`CREATE TABLE own_offsets (
+      consumer_group text NOT NULL, stream text NOT NULL, shard integer NOT NULL,
+      last_ms numeric(20, 0) NOT NULL, last_seq numeric(20, 0) NOT NULL, dead_lettered_id text,
+      recent_dead_letters text[], applied_by text NOT NULL DEFAULT '',
+      applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (consumer_group, stream, shard))`);
+    await db.pool.query(
+      "INSERT INTO own_offsets (consumer_group, stream, shard, last_ms, last_seq) VALUES ('g-own', 'orders', 0, 1700000000000, 0)",
+    );
+    const check = new PostgresAppliedEntryCheck(db.pool, 'own_offsets');
+    const exactlyOnce = new PostgresExactlyOnce({ pool: db.pool, table: 'own_offsets' });
+    const entry = { group: 'g-own', stream: 'orders', shard: 0, id: '1700000000000-0' };
+    expect(await exactlyOnce.apply(entry, async () => 1)).toMatchObject({ applied: false });
+    expect(await check.settle(entry)).toBe(true);
+    expect(await check.settle({ ...entry, id: '1700000000001-0' })).toBe(false);
+    const { rows } = await db.pool.query<{ recent_dead_letters: string[] | null }>(
+      "SELECT recent_dead_letters FROM own_offsets WHERE consumer_group = 'g-own'",
+    );
+    expect(rows).toEqual([{ recent_dead_letters: ['1700000000001-0'] }]);
+  });
+
   it('the DDL on an up-to-date table takes no lock: a bootstrap does not queue behind an open transaction', async () => {
     const owner = await db.pool.connect();
     const migrator = await db.pool.connect();

@@ -130,11 +130,12 @@ export function offsetStatements(quoted: string): OffsetStatements {
   const record = `UPDATE ${quoted} SET last_ms = $4, last_seq = $5, applied_by = $6, applied_at = now()`;
   return {
     ensureRow: `INSERT INTO ${quoted} (consumer_group, stream, shard, last_ms, last_seq) VALUES ($1, $2, $3, 0, 0) ON CONFLICT (consumer_group, stream, shard) DO NOTHING`,
-    lockRow: `SELECT last_ms::text AS last_ms, last_seq::text AS last_seq, dead_lettered_id, recent_dead_letters FROM ${quoted} WHERE ${where} FOR UPDATE`,
+    lockRow: `SELECT last_ms::text AS last_ms, last_seq::text AS last_seq, dead_lettered_id, coalesce(recent_dead_letters, '{}') AS recent_dead_letters FROM ${quoted} WHERE ${where} FOR UPDATE`,
     // leaves the dead letter columns: they name earlier entries now
     recordApplied: `${record} WHERE ${where}`,
-    // appends $7 to recent_dead_letters and keeps the latest RECENT_DEAD_LETTERS
-    recordDeadLettered: `${record}, dead_lettered_id = $7, recent_dead_letters = (array_append(recent_dead_letters, $7::text))[greatest(1, cardinality(recent_dead_letters) + 2 - ${RECENT_DEAD_LETTERS}):] WHERE ${where}`,
+    // appends $7 to recent_dead_letters and keeps the latest RECENT_DEAD_LETTERS (a NULL list,
+    // from a migration of one's own that left the column nullable, reads as empty)
+    recordDeadLettered: `${record}, dead_lettered_id = $7, recent_dead_letters = (array_append(coalesce(recent_dead_letters, '{}'), $7::text))[greatest(1, coalesce(cardinality(recent_dead_letters), 0) + 2 - ${RECENT_DEAD_LETTERS}):] WHERE ${where}`,
   };
 }
 
