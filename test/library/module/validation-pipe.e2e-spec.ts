@@ -1,10 +1,16 @@
 import {
   BadRequestException,
+  type CallHandler,
   Controller,
+  type ExecutionContext,
+  Injectable,
+  type NestInterceptor,
   type INestApplicationContext,
   ParseArrayPipe,
+  UseInterceptors,
   ValidationPipe,
 } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,7 +30,8 @@ import {
 // message, as the README suggests, fed what the reader really hands over: a message decoded from
 // a stream entry, whose payload is decoded when first read (a getter on the message's class). A
 // copy by own enumerable keys, as plainToInstance makes, must still carry the payload and every
-// other field of StreamShardMessage — and read the payload only then.
+// other field of StreamShardMessage — and read the payload only then. So must an interceptor's
+// copy of `switchToRpc().getData()`.
 
 class Order {
   @IsString()
@@ -134,6 +141,33 @@ describe('e2e: ValidationPipe on a decoded message', () => {
     expect((message as { payloadError?: unknown }).payloadError).toBeInstanceOf(
       UndecodableEntryError,
     );
+  });
+
+  it('an interceptor that copies getData() by its own keys keeps the payload', async () => {
+    const copies: unknown[] = [];
+    @Injectable()
+    class CopyingInterceptor implements NestInterceptor {
+      intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+        const data = context.switchToRpc().getData<StreamShardMessage>();
+        copies.push({ ...data }, structuredClone(data), JSON.parse(JSON.stringify(data)));
+        return next.handle();
+      }
+    }
+    @Controller()
+    class Handlers {
+      @StreamShardHandler('orders')
+      @UseInterceptors(CopyingInterceptor)
+      handle(): void {}
+    }
+    await invokeWith(Handlers, decoded('{"orderId":"o-1","total":3}'));
+    expect(copies).toHaveLength(3);
+    for (const copy of copies) {
+      expect(copy).toMatchObject({
+        id: '1700000000000-1',
+        key: 'customer-7',
+        payload: { orderId: 'o-1', total: 3 },
+      });
+    }
   });
 
   it('a batch handler: ParseArrayPipe validates each decoded message', async () => {

@@ -11,6 +11,7 @@ import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coor
 import { EmptyFilterResultError } from '../errors/empty-filter-result.error.js';
 import { ForbiddenHandlerError } from '../errors/forbidden-handler.error.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
+import { plainShardMessage } from '../data-plane/plain-shard-message.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { probeGlobalEnhancers } from './global-enhancers.probe.js';
 import { withReportedFailures } from './reported-batch-failures.js';
@@ -317,7 +318,7 @@ export class HandlerInvokerFactory {
         // value means the filter handled the error (Nest's own filter layer already turned a
         // filter returning `undefined` into a rethrow). Only a filter returns an Observable here
         // (Nest ran the chain's own to its last value): one that completes empty handled nothing.
-        const result = await frames.run(frame, proxy, message, context);
+        const result = await frames.run(frame, proxy, plainData(message), context);
         value = isObservable(result)
           ? await lastValueFrom(result, { defaultValue: NO_VALUE })
           : result;
@@ -377,6 +378,18 @@ function contextCreatorFor(
   view.getContextModuleKey = (moduleCtor) =>
     contextCreator.getContextModuleKey(moduleCtor) || moduleKey;
   return view;
+}
+
+/**
+ * What the pipeline hands to guards, interceptors, pipes, filters and the method as the message
+ * (`switchToRpc().getData()`, the message parameter): the message, or each message of a batch, as
+ * a plain object with every field (see {@link plainShardMessage}), so that enhancers and pipes that
+ * copy it by its own keys (class-transformer, an object spread) keep the payload.
+ */
+function plainData(message: unknown): unknown {
+  return Array.isArray(message)
+    ? (message as readonly StreamShardMessage[]).map(plainShardMessage)
+    : plainShardMessage(message as StreamShardMessage);
 }
 
 /** Calls the bound method with the arguments its parameter layout asks for. */
