@@ -9,7 +9,10 @@ import {
   type ExecutionContext,
   type NestInterceptor,
   type RpcExceptionFilter,
+  ValidationPipe,
 } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import type { StreamShardContext, StreamShardMessage } from '@redis-stream-coordinator/nestjs';
@@ -42,7 +45,7 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
   beforeAll(async () => {
     coordinator = await CoordinatorProcess.start({
       prefix: redis.prefix,
-      env: { STREAMS: 'events:3,failing:1,filtered:1,swallowed:1' },
+      env: { STREAMS: 'events:3,failing:1,filtered:1,swallowed:1,validated:1' },
     });
   });
   afterAll(async () => {
@@ -206,6 +209,76 @@ describe('@nestjs/microservices transport and ClientProxy', () => {
       expect(mentions.find((l) => !l.message.includes('handler failed'))?.message).toContain(
         'dead-lettered',
       );
+    } finally {
+      await client.close();
+      await app.close();
+    }
+  });
+
+  it('ValidationPipe on @Payload() validates and transforms the decoded payload; a bad one is dead-lettered', async () => {
+    class Order {
+      @IsString()
+      orderId!: string;
+
+      @IsInt()
+      @Min(1)
+      total!: number;
+    }
+    class OrderEvent {
+      @IsString()
+      key!: string;
+
+      @ValidateNested()
+      @Type(() => Order)
+      payload!: Order;
+    }
+    const handled: unknown[] = [];
+    @Controller()
+    class ValidatedController {
+      @EventPattern<string>('validated')
+      handle(
+        @Payload(new ValidationPipe({ expectedType: OrderEvent, transform: true }))
+        event: OrderEvent,
+      ): void {
+        handled.push(event);
+      }
+    }
+    @Module({ controllers: [ValidatedController] })
+    class ValidatedModule {}
+
+    const logger = new CollectingLogger();
+    const app = await NestFactory.createMicroservice(ValidatedModule, {
+      strategy: new StreamCoordinatorTransport({
+        ...options(),
+        group: 'ms-validated',
+        logger,
+        handlerDefaults: { maxDeliveries: 1 },
+      }),
+      logger,
+    });
+    await app.listen();
+    const client = new StreamCoordinatorClientProxy(options());
+    try {
+      await client.connect();
+      await lastValueFrom(
+        client.emit('validated', { key: 'c-1', value: { orderId: 'o-1', total: 2 } }),
+      );
+      await lastValueFrom(
+        client.emit('validated', { key: 'c-1', value: { orderId: 'o-2', total: 0 } }),
+      );
+      await waitFor(async () => (await deadLetters('validated')).length === 1, {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        message: 'the invalid event dead-lettered',
+      });
+      expect(handled).toHaveLength(1);
+      expect(handled[0]).toBeInstanceOf(OrderEvent);
+      expect((handled[0] as OrderEvent).payload).toBeInstanceOf(Order);
+      expect(handled[0]).toMatchObject({ key: 'c-1', payload: { orderId: 'o-1', total: 2 } });
+      const [refused] = await deadLetters('validated');
+      // (Nest's RPC exception filter replaces the BadRequestException's text: see the error)
+      expect(refused).toMatchObject({ reason: 'max-deliveries', key: 'c-1' });
+      expect(refused?.payload).toBe(JSON.stringify({ orderId: 'o-2', total: 0 }));
     } finally {
       await client.close();
       await app.close();

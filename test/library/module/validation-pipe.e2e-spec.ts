@@ -7,6 +7,7 @@ import {
   type NestInterceptor,
   type INestApplicationContext,
   ParseArrayPipe,
+  UseGuards,
   UseInterceptors,
   ValidationPipe,
 } from '@nestjs/common';
@@ -28,10 +29,11 @@ import {
 
 // Nest's ValidationPipe (class-transformer's plainToInstance, then class-validator) on the whole
 // message, as the README suggests, fed what the reader really hands over: a message decoded from
-// a stream entry, whose payload is decoded when first read (a getter on the message's class). A
-// copy by own enumerable keys, as plainToInstance makes, must still carry the payload and every
-// other field of StreamShardMessage — and read the payload only then. So must an interceptor's
-// copy of `switchToRpc().getData()`.
+// a stream entry, whose payload is decoded when first read (a getter on the message's class). On
+// the pipeline path the chain gets a plain copy with every field as an own property, so a copy by
+// own keys (plainToInstance, a spread, structuredClone) keeps the payload; the payload is decoded
+// when the call starts, and one that does not decode is recorded on the message, where the
+// reader looks, even if nothing reads it.
 
 class Order {
   @IsString()
@@ -168,6 +170,30 @@ describe('e2e: ValidationPipe on a decoded message', () => {
         payload: { orderId: 'o-1', total: 3 },
       });
     }
+  });
+
+  it('a guarded handler that never reads the payload: an undecodable one is still recorded', async () => {
+    let called = 0;
+    @Injectable()
+    class Allow {
+      canActivate(): boolean {
+        return true;
+      }
+    }
+    @Controller()
+    class Handlers {
+      @StreamShardHandler('orders')
+      @UseGuards(Allow)
+      handle(@ShardMessage('key') _key: string): void {
+        called++;
+      }
+    }
+    const message = decoded('not json{');
+    await invokeWith(Handlers, message);
+    expect(called).toBe(1);
+    expect((message as { payloadError?: unknown }).payloadError).toBeInstanceOf(
+      UndecodableEntryError,
+    );
   });
 
   it('a batch handler: ParseArrayPipe validates each decoded message', async () => {

@@ -10,6 +10,7 @@ import { InvalidModuleOptionsError } from '../errors/invalid-module-options.erro
 import { TransportEventsUnsupportedError } from '../errors/microservices/transport-events-unsupported.error.js';
 import { TransportNotListeningError } from '../errors/microservices/transport-not-listening.error.js';
 import type { StreamShardHandlerOptions } from '../interfaces/stream-shard-handler-options.interface.js';
+import { plainShardMessage } from '../data-plane/plain-shard-message.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import type { StreamCoordinatorModuleOptions } from '../interfaces/stream-coordinator-options.interface.js';
@@ -153,7 +154,9 @@ export class StreamCoordinatorTransport
         let emitted = true;
         try {
           // as `ServerKafka.handleEvent`: a plain result is handled; a stream must emit
-          const result = await handler(message, context);
+          // (a plain copy, as for @StreamShardHandler's pipeline: pipes and interceptors that
+          // copy the message by its own keys keep the payload)
+          const result = await handler(plainShardMessage(message), context);
           if (isObservable(result)) {
             emitted = (await lastValueFrom(result, { defaultValue: NO_VALUE })) !== NO_VALUE;
           }
