@@ -210,22 +210,20 @@ describe('e2e: ValidationPipe on a decoded message', () => {
     }
     const app = await bootContext({ controllers: [Handlers] });
     apps.push(app);
-    const definition = app.get(StreamHandlerRegistry).get('orders');
+    const invokeBatch = app.get(StreamHandlerRegistry).get('orders')?.invokeBatch;
+    if (invokeBatch === undefined) throw new Error('no batch handler for orders');
     const messages = [
       decoded('{"orderId":"o-1","total":3}', '1700000000000-1'),
       decoded('{"orderId":"o-2","total":4}', '1700000000000-2'),
     ];
-    await definition?.invokeBatch(
-      messages,
-      shardContext(messages[0] as StreamShardMessage) as Context,
-    );
+    await invokeBatch(messages, shardContext(messages[0] as StreamShardMessage) as Context);
     expect(seen.map((m) => (m as OrderMessage).payload)).toEqual([
       { orderId: 'o-1', total: 3 },
       { orderId: 'o-2', total: 4 },
     ]);
     expect(seen.every((m) => m instanceof OrderMessage)).toBe(true);
     await expect(
-      definition?.invokeBatch(
+      invokeBatch(
         [decoded('{"orderId":"o-3","total":"x"}')],
         shardContext(messages[0] as StreamShardMessage) as Context,
       ),
