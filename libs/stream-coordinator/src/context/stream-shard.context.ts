@@ -91,7 +91,11 @@ export class StreamShardContext {
     return this.#memberId;
   }
 
-  /** The message as read, before any pipe transformed it. */
+  /**
+   * The message as read, before any pipe transformed it: the reader's own message object. A
+   * handler with guards, interceptors, pipes or filters gets a plain copy of it instead (as
+   * `switchToRpc().getData()` does), so the two are equal in every field but not the same object.
+   */
   getMessage<T = unknown>(): StreamShardMessage<T> {
     return this.#message as StreamShardMessage<T>;
   }
