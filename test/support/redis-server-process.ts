@@ -25,6 +25,8 @@ export interface RedisServerOptions {
    * `redis://127.0.0.1:<port>`.
    */
   probeUrl?: string;
+  /** Extra environment of the server process (`LD_PRELOAD`, say); merged over this process's. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** A running `redis-server` child process. */
@@ -86,6 +88,7 @@ export async function spawnRedisServer(options: RedisServerOptions): Promise<Red
   ];
   const child = spawn('sh', ['-c', WATCHDOG_SCRIPT, binary, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
   });
   child.stdin?.on('error', () => undefined); // EPIPE once the watchdog is gone
   let stderr = '';
