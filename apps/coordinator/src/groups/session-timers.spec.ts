@@ -93,4 +93,45 @@ describe('SessionTimers', () => {
     expect(t.expire).toHaveBeenCalledTimes(1);
     expect(t.warn).toHaveBeenCalledTimes(1);
   });
+
+  it('a step back of the Redis clock moves the fresh period back with it', async () => {
+    let now = 1_000_000;
+    let stale: string[] = [];
+    const t = timersOver(() => ({ now, stale }));
+    await t.timers.tick();
+    // 30 s ahead (the timers start over at 1_030_250), then back again 245 ms later
+    t.wait(245);
+    now = 1_030_250;
+    await t.timers.tick();
+    t.wait(245);
+    now = 1_000_500;
+    await t.timers.tick();
+    expect(t.warn).toHaveBeenCalledTimes(2);
+    expect(String(t.warn.mock.calls[1]?.[0])).toContain('stepped back by about 29995 ms');
+    // the timers started over at the jump ahead, 250 ms of this replica's time before the step
+    // back: a silent member expires a session timeout after the jump, not 30 s later
+    stale = ['m2'];
+    t.wait(2600);
+    now = 1_003_105;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    t.wait(300);
+    now = 1_003_410;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledTimes(1);
+  });
+
+  it('no step is seen while Redis time and this replica keep pace, slow scans included', async () => {
+    let now = 1_000_000;
+    const t = timersOver(() => ({ now }));
+    for (let i = 0; i < 50; i++) {
+      await t.timers.tick();
+      // this replica waits 100 ms, then its scan takes 5 ms; Redis's TIME is read anywhere in
+      // between, the clocks' rates up to 0.1 % apart
+      const waited = 100 + (i % 7) * 40;
+      t.wait(waited);
+      now += Math.round((waited + 5 * ((i % 3) / 2)) * (1 + ((i % 5) - 2) / 1000));
+    }
+    expect(t.warn).not.toHaveBeenCalled();
+  });
 });

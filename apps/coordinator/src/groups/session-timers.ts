@@ -46,6 +46,12 @@ export interface IndexRepairSchedule {
  * clock, and give their shards away while they still handle them. Between two scans, Redis time
  * cannot advance more than this replica's monotonic time from sending the first to the answer of
  * the second; more than that (plus a tolerance) is a jump.
+ *
+ * A step back is the mirror case: Redis time advanced less than the monotonic time from the first
+ * scan's answer to sending the second. Heartbeats timed before it lie in Redis's future, so a
+ * member that stopped just before the step would keep its shards for the length of the step;
+ * the scan sets such times to now (the member gets a whole session from the step), and the start
+ * of the fresh period moves back with the clock.
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
@@ -54,8 +60,15 @@ export class SessionTimers {
   private groupIds: string[] = [];
   private ticks = 0;
   private nextRepairAt: number;
-  /** The Redis clock at the previous scan, and the local monotonic time before it was sent. */
-  private previousScan: { readonly redisNow: number; readonly sentAt: number } | null = null;
+  /**
+   * The Redis clock at the previous scan, and the local monotonic times before it was sent and
+   * when its answer came.
+   */
+  private previousScan: {
+    readonly redisNow: number;
+    readonly sentAt: number;
+    readonly receivedAt: number;
+  } | null = null;
 
   constructor(
     private readonly store: GroupStore,
@@ -120,7 +133,8 @@ export class SessionTimers {
 
   /**
    * Restarts every timer when the Redis clock advanced more since the previous scan than this
-   * replica's monotonic clock allows (see the class comment).
+   * replica's monotonic clock allows, and moves the start of the timers back with the clock when
+   * it advanced less (see the class comment).
    */
   private noticeClockJump(scans: readonly GroupScan[], sentAt: number, sessionTimeoutMs: number) {
     const receivedAt = this.monotonic();
@@ -128,17 +142,31 @@ export class SessionTimers {
     for (const scan of scans) redisNow = Math.max(redisNow, scan.now);
     if (redisNow === Number.NEGATIVE_INFINITY) return;
     const previous = this.previousScan;
-    this.previousScan = { redisNow, sentAt };
+    this.previousScan = { redisNow, sentAt, receivedAt };
     if (previous === null) return;
-    const elapsed = receivedAt - previous.sentAt;
-    const tolerance =
+    const advanced = redisNow - previous.redisNow;
+    const tolerance = (elapsed: number): number =>
       Math.min(JUMP_TOLERANCE_MAX_MS, sessionTimeoutMs * JUMP_TOLERANCE_SHARE) +
       elapsed * JUMP_TOLERANCE_RATE;
-    const ahead = redisNow - previous.redisNow - elapsed;
-    if (ahead <= tolerance) return;
-    this.freshSince = redisNow;
+    // At most the time from sending the previous scan to this one's answer...
+    const longest = receivedAt - previous.sentAt;
+    const ahead = advanced - longest;
+    if (ahead > tolerance(longest)) {
+      this.freshSince = redisNow;
+      this.logger.warn(
+        `the Redis clock jumped ahead by about ${Math.round(ahead)} ms (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
+      );
+      return;
+    }
+    // ...and at least the time from the previous answer to sending this one.
+    const shortest = sentAt - previous.receivedAt;
+    const behind = shortest - advanced;
+    if (behind <= tolerance(shortest)) return;
+    // The scan sets a last heartbeat timed before the step to now; the timers' start moves back
+    // with the clock, so the time left before members may expire stays what it was.
+    if (this.freshSince !== null) this.freshSince -= behind;
     this.logger.warn(
-      `the Redis clock jumped ahead by about ${Math.round(ahead)} ms (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
+      `the Redis clock stepped back by about ${Math.round(behind)} ms (an NTP step?): heartbeats timed before it count as made now`,
     );
   }
 

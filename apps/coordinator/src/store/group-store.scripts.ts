@@ -151,7 +151,9 @@ return redis.call('HDEL', KEYS[1], 'pendingFences')
 /**
  * Session scan: returns `{nowMs, version, revokeDeadline, id1, id2, ...}` — members whose last
  * heartbeat is older than ARGV[1] ms. `revokeDeadline` is the earliest time a member's rebalance
- * timeout can run out (`-1`: nobody is revoking; `-2`: not recorded).
+ * timeout can run out (`-1`: nobody is revoking; `-2`: not recorded). A last heartbeat later than
+ * now (the Redis clock stepped back since it was timed) is set to now first: otherwise a member
+ * that stopped just before the step would keep its shards for the length of the step.
  */
 export const SCAN_SCRIPT: LuaScript = {
   name: 'rscCoordScan',
@@ -164,6 +166,8 @@ local cur = tonumber(meta[1] or '0')
 local deadline = -2
 if meta[2] then deadline = tonumber(meta[2]) or -1 end
 local out = {now, cur, deadline}
+local ahead = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf')
+for _, id in ipairs(ahead) do redis.call('ZADD', KEYS[4], now, id) end
 local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
 for _, id in ipairs(stale) do out[#out + 1] = id end
 return out
