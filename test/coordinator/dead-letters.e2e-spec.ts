@@ -85,11 +85,11 @@ describe('dead letters: rsc dlq list | show | replay | purge against a real coor
     const table = await rsc(['dlq', 'list', 'orders']);
     expect([table.code, table.stderr]).toEqual([0, '']);
     expect(table.stdout.split('\n')[0]).toMatch(
-      /^ID\s+FAILED AT\s+GROUP\s+SHARD\s+REASON\s+DELIVERIES\s+KEY\s+REPLAYED\s+ERROR$/,
+      /^ID\s+FAILED AT\s+GROUP\s+SHARD\s+ORIGINAL ID\s+REASON\s+DELIVERIES\s+KEY\s+REPLAYED\s+ERROR$/,
     );
     expect(table.stdout).toMatch(
       new RegExp(
-        `^${ids.a}\\s+\\S+Z\\s+billing\\s+\\d\\s+non-retryable\\s+1\\s+order-a\\s+no\\s+PaymentDeclinedError: card declined$`,
+        `^${ids.a}\\s+\\S+Z\\s+billing\\s+\\d\\s+1700000000000-0\\s+non-retryable\\s+1\\s+order-a\\s+no\\s+PaymentDeclinedError: card declined$`,
         'm',
       ),
     );

@@ -102,12 +102,24 @@ export async function listDeadLetters(ctx: CliContext, stream: string): Promise<
   } else {
     ctx.io.out(
       formatTable(
-        ['ID', 'FAILED AT', 'GROUP', 'SHARD', 'REASON', 'DELIVERIES', 'KEY', 'REPLAYED', 'ERROR'],
+        [
+          'ID',
+          'FAILED AT',
+          'GROUP',
+          'SHARD',
+          'ORIGINAL ID',
+          'REASON',
+          'DELIVERIES',
+          'KEY',
+          'REPLAYED',
+          'ERROR',
+        ],
         body.entries.map((e) => [
           e.id,
           e.failedAt ?? '-',
           e.group ?? '-',
           e.shard === null ? '-' : String(e.shard),
+          e.originalId ?? '-',
           e.reason ?? '-',
           e.deliveryCount === null ? '-' : String(e.deliveryCount),
           oneLine(e.key, 32),
