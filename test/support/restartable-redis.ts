@@ -49,6 +49,8 @@ export interface RestartableRedisOptions {
   port?: number;
   /** Extra `redis-server` arguments. */
   args?: readonly string[];
+  /** Extra environment of the server (`RedisClockShim.env`, say), at every start. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -72,7 +74,9 @@ export async function startRestartableRedis(
     '0',
     ...(options.args ?? []),
   ];
-  const launch = (): Promise<RedisServerProcess> => spawnRedisServer({ port, dir: dir.path, args });
+  const env = options.env;
+  const launch = (): Promise<RedisServerProcess> =>
+    spawnRedisServer({ port, dir: dir.path, args, ...(env ? { env } : {}) });
   let server: RedisServerProcess | undefined;
   try {
     server = await launch();
@@ -111,7 +115,12 @@ export async function startRestartableRedis(
       rmSync(join(dir.path, AOF_DIR), { recursive: true, force: true });
       cpSync(snapshot, join(dir.path, AOF_DIR), { recursive: true });
       rmSync(snapshot, { recursive: true, force: true });
-      const probe = await spawnRedisServer({ port: await freePort(), dir: dir.path, args });
+      const probe = await spawnRedisServer({
+        port: await freePort(),
+        dir: dir.path,
+        args,
+        ...(env ? { env } : {}),
+      });
       let result: T;
       try {
         result = await inspect(probe.url);

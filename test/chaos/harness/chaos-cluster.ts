@@ -9,6 +9,10 @@ import {
 } from '../../support/coordinator-process.js';
 import { freePort } from '../../support/free-port.js';
 import { uniquePrefix } from '../../support/redis.js';
+import {
+  buildRedisClockShim,
+  type RedisClockShim,
+} from '../../support/redis-clock/redis-clock-shim.js';
 import { type RestartableRedis, startRestartableRedis } from '../../support/restartable-redis.js';
 import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { WorkerProcess } from '../../support/worker-process.js';
@@ -67,6 +71,8 @@ export class ChaosCluster {
     readonly config: ChaosConfig,
     readonly prefix: string,
     readonly redis: RestartableRedis,
+    /** Redis's wall clock (the `step-redis-clock` fault sets it). */
+    readonly redisClock: RedisClockShim,
     readonly replicas: readonly [ChaosReplica, ChaosReplica],
     readonly adminFront: CoordinatorFront,
     readonly dir: TempDir,
@@ -76,7 +82,15 @@ export class ChaosCluster {
   /** Starts Redis, both replicas and the stream (no members yet). */
   static async start(config: ChaosConfig, log: (line: string) => void): Promise<ChaosCluster> {
     const dir = createTempDir('chaos');
-    const redis = await startRestartableRedis();
+    const clock = await buildRedisClockShim();
+    let redis: RestartableRedis;
+    try {
+      redis = await startRestartableRedis({ env: clock.env });
+    } catch (error) {
+      clock.remove();
+      dir.remove();
+      throw error;
+    }
     const ports = [await freePort(), await freePort()];
     const replicas: [ChaosReplica, ChaosReplica] = [
       { name: 'A', port: ports[0] as number, process: null, pastOutput: [] },
@@ -87,6 +101,7 @@ export class ChaosCluster {
       config,
       uniquePrefix('chaos'),
       redis,
+      clock,
       replicas,
       adminFront,
       dir,
@@ -293,6 +308,7 @@ export class ChaosCluster {
     await this.adminFront.close();
     this.adminRedis?.disconnect();
     await this.redis.dispose();
+    this.redisClock.remove();
     this.dir.remove();
     return kept;
   }

@@ -8,6 +8,7 @@ import {
 import { TEST_TOKENS } from '../../support/coordinator-process.js';
 import {
   checkInvariants,
+  eventsOnMachineClock,
   fetchGroupEvents,
   formatInvariantReport,
   ownershipFromEvents,
@@ -17,6 +18,7 @@ import {
   type InvariantReport,
   type MemberCrash,
   type ProducedMessage,
+  type RedisClockStep,
 } from '../../support/invariants/index.js';
 import { readRecordFiles } from '../../support/handled-records.js';
 import type { ChaosConfig } from './chaos-config.js';
@@ -165,10 +167,18 @@ export async function runChaos(
       producer,
       injector.crashes,
       injector.rollbacks,
+      injector.clockSteps,
       CHAOS_GROUP,
     );
     const { input, events } = collected;
-    const idle = await collect(cluster, producer, [], injector.rollbacks, CHAOS_IDLE_GROUP);
+    const idle = await collect(
+      cluster,
+      producer,
+      [],
+      injector.rollbacks,
+      injector.clockSteps,
+      CHAOS_IDLE_GROUP,
+    );
     const unreadable = collected.unreadable + idle.unreadable;
     const checkOptions = { ordering: config.ordering };
     const report = checkInvariants(input, checkOptions);
@@ -382,6 +392,7 @@ async function collect(
   producer: ChaosProducer,
   crashes: readonly MemberCrash[],
   rollbacks: readonly RecordedRollback[],
+  clockSteps: readonly RedisClockStep[],
   group: string,
 ): Promise<{ input: InvariantInput; events: GroupEventEntry[]; unreadable: number }> {
   const routing = await cluster.routing();
@@ -396,7 +407,8 @@ async function collect(
     produced: producer.produced,
     handled: records.handled,
     acks: records.acks,
-    ownership: ownershipFromEvents(events),
+    // (the events are on Redis's clock, the records on the machine's)
+    ownership: ownershipFromEvents(eventsOnMachineClock(events, clockSteps, group)),
     pending: await readPendingSnapshot(redis, group, routing.shards),
     // one dead-letter stream for every group of the stream: a group's entries name its members
     deadLettered: (await readDeadLetters(redis, routing.deadLetterKey)).filter((d) =>

@@ -1,6 +1,6 @@
-import type { ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
-import type { MemberCrash, RedisRollback } from '../../support/invariants/index.js';
-import { CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
+import { KeySpace, type ProtocolErrorBody } from '@redis-stream-coordinator/nestjs/protocol';
+import type { MemberCrash, RedisClockStep, RedisRollback } from '../../support/invariants/index.js';
+import { CHAOS_GROUP, CHAOS_IDLE_GROUP, CHAOS_STREAM, type ChaosCluster } from './chaos-cluster.js';
 import { startIdleGroup, stopIdleGroup } from './idle-group.js';
 import type { ChaosAction, FaultSchedule, ScheduledAction } from './fault-schedule.js';
 import { recreateGroupAcrossReplicas } from './group-recreate-probe.js';
@@ -39,6 +39,8 @@ export class FaultInjector {
   readonly crashes: MemberCrash[] = [];
   /** Redis restarts that lost writes: when, and each stream's last entry id that survived. */
   readonly rollbacks: RecordedRollback[] = [];
+  /** Steps of Redis's wall clock, to map the event logs' times back onto the machine's. */
+  readonly clockSteps: RedisClockStep[] = [];
   private readonly chains = new Map<string, Promise<void>>();
   private origin = 0;
 
@@ -154,6 +156,8 @@ export class FaultInjector {
         return '';
       case 'rollback-redis':
         return this.rollbackRedis(action.lostMs);
+      case 'set-redis-clock':
+        return this.setRedisClock(action.offsetMs);
       case 'reshard':
         return this.reshard(action.shards);
       case 'recreate-group':
@@ -163,6 +167,37 @@ export class FaultInjector {
       case 'start-idle-group':
         return startIdleGroup(c);
     }
+  }
+
+  /**
+   * Sets Redis's wall clock `offsetMs` from the machine's, between two reads of each checked
+   * group's last event id (which tell the checker which events came after the step).
+   */
+  private async setRedisClock(offsetMs: number): Promise<string> {
+    const c = this.cluster;
+    const keys = new KeySpace(c.prefix);
+    const groups = [CHAOS_GROUP, CHAOS_IDLE_GROUP];
+    const lastIds = (): Promise<Array<string | null>> =>
+      Promise.all(
+        groups.map(async (group) => {
+          const last = await c
+            .redisClient()
+            .xrevrange(keys.groupEventsKey(group), '+', '-', 'COUNT', 1);
+          return last[0]?.[0] ?? null;
+        }),
+      );
+    const before = await lastIds();
+    const at = Date.now();
+    c.redisClock.setOffset(offsetMs);
+    const after = await lastIds();
+    this.clockSteps.push({
+      at,
+      offsetMs,
+      lastEventIds: Object.fromEntries(
+        groups.map((group, i) => [group, { before: before[i] ?? null, after: after[i] ?? null }]),
+      ),
+    });
+    return '';
   }
 
   /**
@@ -246,6 +281,10 @@ export function describe(action: ChaosAction): string {
       return `restart Redis${action.crash ? ' (crash)' : ''}`;
     case 'rollback-redis':
       return `crash Redis, restart it without its last ${action.lostMs} ms of writes`;
+    case 'set-redis-clock':
+      return action.offsetMs === 0
+        ? "Redis's wall clock back to true"
+        : `Redis's wall clock ${Math.abs(action.offsetMs)} ms ${action.offsetMs > 0 ? 'ahead' : 'behind'}`;
     case 'reshard':
       return `reshard to ${action.shards}`;
     case 'recreate-group':

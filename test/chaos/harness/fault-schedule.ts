@@ -12,6 +12,7 @@ export const FAULT_KINDS = [
   'kill-coordinator',
   'restart-redis',
   'lose-redis-writes',
+  'step-redis-clock',
   'join-member',
   'reshard',
   'recreate-group',
@@ -43,6 +44,8 @@ export type ChaosAction =
   | { readonly type: 'start-coordinator'; readonly replica: 'A' | 'B' }
   | { readonly type: 'restart-redis'; readonly crash: boolean }
   | { readonly type: 'rollback-redis'; readonly lostMs: number }
+  /** Sets Redis's wall clock `offsetMs` from true (its monotonic clock untouched). */
+  | { readonly type: 'set-redis-clock'; readonly offsetMs: number }
   | { readonly type: 'reshard'; readonly shards: number }
   | { readonly type: 'recreate-group'; readonly group: string }
   | { readonly type: 'stop-idle-group' }
@@ -286,6 +289,19 @@ function planOne(
       state.busy('coordinator', at + lostMs + SETTLE_MS * 2);
       return fault(
         `snapshot Redis's AOF, SIGKILL Redis ${lostMs} ms later, restart it from the snapshot (its last ${lostMs} ms of acknowledged writes lost)`,
+      );
+    }
+    case 'step-redis-clock': {
+      // (a coordinator replica may be down or restart meanwhile: one more interleaving)
+      if (!state.free('redis', at)) return null;
+      const ahead = random.chance(0.5);
+      const stepMs = random.int(session * 2, session * 10);
+      const holdMs = random.int(1000, 4000);
+      act(0, 'redis', { type: 'set-redis-clock', offsetMs: ahead ? stepMs : -stepMs });
+      act(holdMs, 'redis', { type: 'set-redis-clock', offsetMs: 0 });
+      state.busy('redis', at + holdMs + SETTLE_MS);
+      return fault(
+        `step Redis's wall clock ${ahead ? 'ahead' : 'back'} by ${stepMs} ms (an NTP step), and back to true ${holdMs} ms later`,
       );
     }
     case 'reshard': {

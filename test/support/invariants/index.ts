@@ -7,6 +7,7 @@
 export { checkInvariants } from './invariant-checker.js';
 export { formatInvariantReport } from './invariant-summary.js';
 export { ownershipFromEvents, fetchGroupEvents } from './ownership-timeline.js';
+export { eventsOnMachineClock, type RedisClockStep } from './redis-clock-steps.js';
 export { readPendingSnapshot, readDeadLetters, type ShardKey } from './redis-state.reader.js';
 export type * from './invariant-input.types.js';
 export type * from './invariant-report.types.js';
