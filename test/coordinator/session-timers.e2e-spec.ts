@@ -240,6 +240,35 @@ describe('session and rebalance timers', () => {
       expect(expiredWins + heartbeatWins).toBe(40);
     });
 
+    it('an expiry decided before a step back of the Redis clock is dropped, though the scan lowered the heartbeat below its cutoff', async () => {
+      const group = 'g-step-back';
+      const STEP = 30_000;
+      await one.coordinator.heartbeat(group, join('m'), null);
+      await two.coordinator.read(group);
+      const [seconds, micros] = await one.redis.time();
+      const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      // Replica one scanned while Redis's clock ran STEP ahead and found m stale; m then
+      // heartbeated (on that clock), and the clock stepped back: m's time now lies in Redis's
+      // future, and the next scan (replica two's) sets it to now, below one's cutoff.
+      const decidedAt = redisNow + STEP - 500;
+      const cutoff = decidedAt - 3000;
+      await one.redis.zadd(one.keys.groupSeenKey(group), redisNow + STEP - 200, 'm');
+      await two.store.scan(group, 3000);
+      expect(await seen(group, 'm')).toBeLessThan(cutoff);
+      expect(
+        await one.coordinator.expire(group, 'm', {
+          reason: 'expiry',
+          seenBefore: cutoff,
+          decidedAt,
+        }),
+      ).toBe(false);
+      expect((await two.coordinator.read(group)).state.members.has('m')).toBe(true);
+      // Without the decision time the cutoff alone would let it through.
+      expect(
+        await one.coordinator.expire(group, 'm', { reason: 'expiry', seenBefore: cutoff }),
+      ).toBe(true);
+    });
+
     it('a rebalance-timeout removal is dropped when the member left that revocation meanwhile', async () => {
       const group = 'g-rto-race';
       const x = (await one.coordinator.heartbeat(group, join('x'), null)) as HeartbeatResponse;

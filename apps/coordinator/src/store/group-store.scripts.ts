@@ -35,7 +35,9 @@ import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
  * `meta.createdAt == c` (versions restart when a group is deleted and created again, so the
  * version alone could match a stale copy of the old incarnation) and `meta.commitId == ci`;
  * refuses with `{-1, ...}` when a `stale` condition no longer holds (a member meant to expire has
- * heartbeated since). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
+ * heartbeated since its cutoff, or the Redis clock is now earlier than the condition's decision
+ * time: it stepped back since, and the scan may have set a later heartbeat's time below the
+ * cutoff). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
  * written before the checks pass.
  */
 export const COMMIT_SCRIPT: LuaScript = {
@@ -48,14 +50,15 @@ if cur ~= p.v then return {0, cur} end
 local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
 if cur > 0 and stored[1] and stored[1] ~= p.c then return {0, cur} end
 if cur > 0 and stored[2] and stored[2] ~= p.ci then return {0, cur} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if p.stale then
   for _, c in ipairs(p.stale) do
+    if c[3] and now < tonumber(c[3]) then return {-1, cur} end
     local s = redis.call('ZSCORE', KEYS[4], c[1])
     if s and tonumber(s) > tonumber(c[2]) then return {-1, cur} end
   end
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], 'version', p.nv, 'commitId', p.nci)
 if p.meta then
   for k, val in pairs(p.meta) do redis.call('HSET', KEYS[1], k, val) end
@@ -167,7 +170,8 @@ local deadline = -2
 if meta[2] then deadline = tonumber(meta[2]) or -1 end
 local out = {now, cur, deadline}
 local ahead = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf')
-for _, id in ipairs(ahead) do redis.call('ZADD', KEYS[4], now, id) end
+-- (pcall: refused at maxmemory, the scan still reports; the next one tries again)
+for _, id in ipairs(ahead) do redis.pcall('ZADD', KEYS[4], now, id) end
 local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
 for _, id in ipairs(stale) do out[#out + 1] = id end
 return out

@@ -53,8 +53,13 @@ export interface LoadedGroup {
 export interface CommitOptions {
   /** Record a heartbeat for this member (Redis clock). */
   readonly touch?: string;
-  /** Only commit if these members have not heartbeated since `cutoff` (expiry re-check). */
-  readonly staleSince?: ReadonlyArray<readonly [memberId: string, cutoff: number]>;
+  /**
+   * Only commit if these members have not heartbeated since `cutoff` (expiry re-check) and the
+   * Redis clock is not earlier than `decidedAt` (the scan that found them stale), when given.
+   */
+  readonly staleSince?: ReadonlyArray<
+    readonly [memberId: string, cutoff: number, decidedAt?: number]
+  >;
   readonly catalogVersion: number;
   /**
    * The fence writes this change implies, stored with it so they survive a crash between the
