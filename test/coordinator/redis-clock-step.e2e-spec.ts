@@ -53,10 +53,9 @@ describe('a Redis clock step, two coordinator replicas', () => {
         SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
       },
     };
-    [a, b] = await Promise.all([
-      CoordinatorProcess.start(options),
-      CoordinatorProcess.start(options),
-    ]);
+    // (one at a time: if the second fails to start, afterAll still stops the first)
+    a = await CoordinatorProcess.start(options);
+    b = await CoordinatorProcess.start(options);
     api = new CoordinatorApi(a.url);
   });
   afterEach(async () => {
@@ -169,6 +168,8 @@ describe('a Redis clock step, two coordinator replicas', () => {
     const members = ['n1', 'n2', 'n3', 'n4'];
     await startFleet(group, members);
     const eventsBefore = (await allEvents(api, group)).length;
+    const aLogs = a.output().length;
+    const bLogs = b.output().length;
 
     redis.setOffset(redis.offsetMs - STEP_MS);
     expect(await redisAhead()).toBeLessThan(redis.offsetMs + 1000);
@@ -182,6 +183,9 @@ describe('a Redis clock step, two coordinator replicas', () => {
     expect(expiredAfter).toBeLessThan(SESSION_TIMEOUT_MS + GROUP_LIST_MS + EXPIRY_BOUND_MS);
     await converged(group, ['n1', 'n2', 'n3']);
     expect((await removalsAfter(group, eventsBefore)).map((e) => e.data.memberId)).toEqual(['n4']);
+    for (const replica of [a.output().slice(aLogs), b.output().slice(bLogs)]) {
+      expect(replica).toContain('the Redis clock stepped back');
+    }
     expect(fleet?.totals().unknown).toBe(0);
     expect(fleet?.violations()).toEqual([]);
   });

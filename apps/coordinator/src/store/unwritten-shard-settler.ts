@@ -41,7 +41,7 @@ export class UnwrittenShardSettler {
   >();
   /** This replica's notes still in Redis (attempts running, or waiting here), by opener. */
   private readonly own = new Map<string, UnwrittenNote>();
-  /** Other replicas' notes: the `at` this replica last saw, and since when (its own clock). */
+  /** Other replicas' notes: the `at` this replica last saw, and since when (its Redis clock estimate). */
   private readonly observed = new Map<string, { at: number; since: number }>();
   private readonly notes: UnwrittenShardNotes;
   /** The last failure logged per what failed (logged again only when it changes or recurs). */
@@ -191,7 +191,9 @@ export class UnwrittenShardSettler {
    * vouched for them: the one that wrote them stopped or crashed between its opens and its
    * settle, or has not reached Redis since), each against its stream's record as stored just
    * before, the same way as {@link settle}; a note whose stream has no record yet waits. Judged
-   * by this replica's own clock, so other replicas' clocks do not matter.
+   * by how long this replica has seen the note unchanged (on its estimate of the Redis clock), so
+   * the time written into a note by another replica does not matter; a step of the Redis clock
+   * moves the estimate, and with it the 60 s (docs/protocol.md §4.6).
    */
   private async settleAbandoned(now: number): Promise<void> {
     const { notes, unreadable } = await this.notes.read();
