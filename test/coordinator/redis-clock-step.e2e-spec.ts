@@ -25,8 +25,8 @@ const GROUP_LIST_MS = 2000;
 const REMOVALS = new Set(['MEMBER_EXPIRED', 'MEMBER_FENCED', 'MEMBER_LEFT']);
 
 /**
- * The Redis clock stepped while two coordinator replicas time sessions on it (docs/protocol.md
- * §4.6): Redis runs with an LD_PRELOAD shim whose wall-clock offset the test sets, its monotonic
+ * The Redis clock stepped while two coordinator replicas time sessions on it
+ * (docs/protocol.md §4.6): Redis runs with an LD_PRELOAD shim whose wall-clock offset the test sets, its monotonic
  * clock untouched, as after an NTP step or a resumed VM. Members heartbeat to either replica at
  * random. A step ahead must expire nobody whose heartbeats keep coming; a step back must not
  * keep a crashed member's shards from the others for the length of the step. Either way a

@@ -241,31 +241,61 @@ describe('session and rebalance timers', () => {
     });
 
     it('an expiry decided before a step back of the Redis clock is dropped, though the scan lowered the heartbeat below its cutoff', async () => {
-      const group = 'g-step-back';
       const STEP = 30_000;
-      await one.coordinator.heartbeat(group, join('m'), null);
-      await two.coordinator.read(group);
-      const [seconds, micros] = await one.redis.time();
-      const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-      // Replica one scanned while Redis's clock ran STEP ahead and found m stale; m then
-      // heartbeated (on that clock), and the clock stepped back: m's time now lies in Redis's
-      // future, and the next scan (replica two's) sets it to now, below one's cutoff.
-      const decidedAt = redisNow + STEP - 500;
-      const cutoff = decidedAt - 3000;
-      await one.redis.zadd(one.keys.groupSeenKey(group), redisNow + STEP - 200, 'm');
-      await two.store.scan(group, 3000);
-      expect(await seen(group, 'm')).toBeLessThan(cutoff);
+      const lowered = async (group: string): Promise<number> =>
+        Number((await one.redis.hget(one.keys.groupMetaKey(group), 'seenLowered')) ?? 0);
+      const redisNow = async (): Promise<number> => {
+        const [seconds, micros] = await one.redis.time();
+        return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      };
+      /**
+       * Replica one scanned (at `decidedAt`, on a clock STEP ahead) and found m stale; m then
+       * heartbeated on that clock, and the clock stepped back: m's time lies in Redis's future,
+       * and the next scan (replica two's) sets it to now, below one's cutoff.
+       */
+      const setUp = async (group: string) => {
+        await one.coordinator.heartbeat(group, join('m'), null);
+        await two.coordinator.read(group);
+        const now = await redisNow();
+        const decidedAt = now + STEP - 500;
+        const before = await lowered(group);
+        await one.redis.zadd(one.keys.groupSeenKey(group), now + STEP - 200, 'm');
+        // a heartbeat timed on the stepped-back clock does not lower it (ZADD GT)...
+        await two.coordinator.heartbeat(group, { memberId: 'm', memberEpoch: 1 }, null);
+        expect(await seen(group, 'm')).toBe(now + STEP - 200);
+        // ...the scan does, and counts it
+        expect((await two.store.scan(group, 3000)).seenLowered).toBe(before + 1);
+        expect(await seen(group, 'm')).toBeLessThan(decidedAt - 3000);
+        return { decidedAt, cutoff: decidedAt - 3000, before };
+      };
+
+      // The clock is still behind the decision: refused by its time.
+      const a = await setUp('g-step-back');
       expect(
-        await one.coordinator.expire(group, 'm', {
+        await one.coordinator.expire('g-step-back', 'm', {
           reason: 'expiry',
-          seenBefore: cutoff,
-          decidedAt,
+          seenBefore: a.cutoff,
+          decision: { at: a.decidedAt, seenLowered: a.before + 1 },
         }),
       ).toBe(false);
-      expect((await two.coordinator.read(group)).state.members.has('m')).toBe(true);
-      // Without the decision time the cutoff alone would let it through.
+      // The clock came forward again past the decision (an NTP correction): refused by the count.
+      const b = await setUp('g-step-back-forth');
       expect(
-        await one.coordinator.expire(group, 'm', { reason: 'expiry', seenBefore: cutoff }),
+        await one.coordinator.expire('g-step-back-forth', 'm', {
+          reason: 'expiry',
+          seenBefore: b.cutoff,
+          decision: { at: (await redisNow()) - 1, seenLowered: b.before },
+        }),
+      ).toBe(false);
+      for (const group of ['g-step-back', 'g-step-back-forth']) {
+        expect((await two.coordinator.read(group)).state.members.has('m')).toBe(true);
+      }
+      // Without the decision the cutoff alone would let it through.
+      expect(
+        await one.coordinator.expire('g-step-back', 'm', {
+          reason: 'expiry',
+          seenBefore: a.cutoff,
+        }),
       ).toBe(true);
     });
 

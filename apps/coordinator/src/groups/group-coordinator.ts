@@ -37,13 +37,18 @@ interface CachedGroup {
 /**
  * What a timer-driven removal must still find true when it commits, so that a heartbeat racing
  * the timer wins: a session expiry only if the member has not heartbeated since `seenBefore`
- * (Redis clock; re-checked inside the commit script) and, when `decidedAt` is given (the Redis
- * time of the scan that found it stale), only if the Redis clock has not stepped back below it
- * since (docs/protocol.md §4.6); a rebalance-timeout removal only if the member is still in the
+ * (Redis clock; re-checked inside the commit script) and, when the `decision` is given (the scan
+ * that found it stale), only if the Redis clock has not stepped back below that scan's time and
+ * no scan has lowered heartbeat times since (docs/protocol.md §4.6); a rebalance-timeout removal only if the member is still in the
  * very revocation that ran out (same `revokeStartedAt`).
  */
 export type ExpiryCondition =
-  | { readonly reason: 'expiry'; readonly seenBefore: number; readonly decidedAt?: number }
+  | {
+      readonly reason: 'expiry';
+      readonly seenBefore: number;
+      /** The scan that decided it: its Redis time and `seenLowered` count. */
+      readonly decision?: { readonly at: number; readonly seenLowered: number };
+    }
   | { readonly reason: 'rebalance-timeout'; readonly revokeStartedAt: number };
 
 /** What one mutation returns to {@link GroupCoordinator.mutate}. */
@@ -52,7 +57,7 @@ interface MutationPlan<T> {
   /** Record a heartbeat from this member. */
   readonly touch?: string;
   /** Expiry re-check: commit only if these members have not heartbeated since the cutoff. */
-  readonly staleSince?: ReadonlyArray<readonly [string, number, number?]>;
+  readonly staleSince?: ReadonlyArray<readonly [string, number, number?, number?]>;
   /** After committing, (re)write the fences of every shard this member holds. */
   readonly ensureFencesOf?: string;
 }
@@ -210,9 +215,14 @@ export class GroupCoordinator {
         ...(condition.reason === 'expiry'
           ? {
               staleSince: [
-                condition.decidedAt === undefined
+                condition.decision === undefined
                   ? ([memberId, condition.seenBefore] as const)
-                  : ([memberId, condition.seenBefore, condition.decidedAt] as const),
+                  : ([
+                      memberId,
+                      condition.seenBefore,
+                      condition.decision.at,
+                      condition.decision.seenLowered,
+                    ] as const),
               ],
             }
           : {}),

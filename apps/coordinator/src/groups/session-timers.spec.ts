@@ -11,14 +11,16 @@ const SESSION_MS = 3000;
  */
 function timersOver(next: () => { now: number; stale?: string[] }) {
   let mono = 0;
-  const expire = vi.fn(async (_groupId: string, _memberId: string) => undefined);
+  const expire = vi.fn(
+    async (_groupId: string, _memberId: string, _condition: unknown) => undefined,
+  );
   const warn = vi.fn();
   const store = {
     listGroupIds: async () => ['g'],
     scan: async (): Promise<GroupScan> => {
       mono += 5;
       const { now, stale = [] } = next();
-      return { now, version: 1, revokeDeadline: null, stale };
+      return { now, version: 1, revokeDeadline: null, seenLowered: 7, stale };
     },
   } as unknown as GroupStore;
   const coordinator = {
@@ -51,6 +53,12 @@ describe('SessionTimers', () => {
     }
     expect(t.expire).toHaveBeenCalledTimes(1);
     expect(t.expire.mock.calls[0]?.[1]).toBe('m2');
+    // the removal carries the scan that decided it (its commit re-checks it)
+    expect(t.expire.mock.calls[0]?.[2]).toEqual({
+      reason: 'expiry',
+      seenBefore: now - SESSION_MS,
+      decision: { at: now, seenLowered: 7 },
+    });
     expect(t.warn).not.toHaveBeenCalled();
   });
 

@@ -213,7 +213,7 @@ export class SessionTimers {
         await this.coordinator.expire(groupId, memberId, {
           reason: 'expiry',
           seenBefore: scan.now - sessionTimeoutMs,
-          decidedAt: scan.now,
+          decision: { at: scan.now, seenLowered: scan.seenLowered },
         });
       }
     }

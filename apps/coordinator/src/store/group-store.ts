@@ -54,11 +54,12 @@ export interface CommitOptions {
   /** Record a heartbeat for this member (Redis clock). */
   readonly touch?: string;
   /**
-   * Only commit if these members have not heartbeated since `cutoff` (expiry re-check) and the
-   * Redis clock is not earlier than `decidedAt` (the scan that found them stale), when given.
+   * Only commit if these members have not heartbeated since `cutoff` (expiry re-check) and, when
+   * given, the Redis clock is not earlier than `decidedAt` and no scan has lowered heartbeat
+   * times since `seenLowered` (both from the scan that found them stale).
    */
   readonly staleSince?: ReadonlyArray<
-    readonly [memberId: string, cutoff: number, decidedAt?: number]
+    readonly [memberId: string, cutoff: number, decidedAt?: number, seenLowered?: number]
   >;
   readonly catalogVersion: number;
   /**
@@ -100,6 +101,8 @@ export interface GroupScan {
   readonly version: number;
   /** Earliest time a rebalance timeout can run out; `null`: nobody revoking; `undefined`: unknown. */
   readonly revokeDeadline: number | null | undefined;
+  /** How many scans have lowered heartbeat times in Redis's future (a step back of its clock). */
+  readonly seenLowered: number;
   /** Members with no heartbeat for the timeout. */
   readonly stale: readonly string[];
 }
@@ -322,7 +325,8 @@ export class GroupStore {
       now: Number(out[0]),
       version: Number(out[1]),
       revokeDeadline: deadline === -1 ? null : deadline === -2 ? undefined : deadline,
-      stale: out.slice(3).map(String),
+      seenLowered: Number(out[3]),
+      stale: out.slice(4).map(String),
     };
   }
 
