@@ -240,61 +240,65 @@ describe('session and rebalance timers', () => {
       expect(expiredWins + heartbeatWins).toBe(40);
     });
 
-    it('an expiry decided before a step back of the Redis clock is dropped, though the scan lowered the heartbeat below its cutoff', async () => {
+    it('an expiry decided before a step back of the Redis clock is dropped when the heartbeat time it read changed, even to below its cutoff', async () => {
       const STEP = 30_000;
-      const lowered = async (group: string): Promise<number> =>
-        Number((await one.redis.hget(one.keys.groupMetaKey(group), 'seenLowered')) ?? 0);
       const redisNow = async (): Promise<number> => {
         const [seconds, micros] = await one.redis.time();
         return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
       };
       /**
-       * Replica one scanned (at `decidedAt`, on a clock STEP ahead) and found m stale; m then
-       * heartbeated on that clock, and the clock stepped back: m's time lies in Redis's future,
-       * and the next scan (replica two's) sets it to now, below one's cutoff.
+       * Replica one's scan ran while Redis's clock was STEP ahead and read m's last heartbeat at
+       * `seenAt` (stale against its cutoff); the clock then stepped back.
        */
-      const setUp = async (group: string) => {
+      const decided = async (group: string) => {
         await one.coordinator.heartbeat(group, join('m'), null);
         await two.coordinator.read(group);
-        const now = await redisNow();
-        const decidedAt = now + STEP - 500;
-        const before = await lowered(group);
-        await one.redis.zadd(one.keys.groupSeenKey(group), now + STEP - 200, 'm');
-        // a heartbeat timed on the stepped-back clock does not lower it (ZADD GT)...
-        await two.coordinator.heartbeat(group, { memberId: 'm', memberEpoch: 1 }, null);
-        expect(await seen(group, 'm')).toBe(now + STEP - 200);
-        // ...the scan does, and counts it
-        expect((await two.store.scan(group, 3000)).seenLowered).toBe(before + 1);
-        expect(await seen(group, 'm')).toBeLessThan(decidedAt - 3000);
-        return { decidedAt, cutoff: decidedAt - 3000, before };
+        const decidedAt = (await redisNow()) + STEP;
+        const seenAt = decidedAt - 10_000;
+        await one.redis.zadd(one.keys.groupSeenKey(group), seenAt, 'm');
+        return { seenAt, cutoff: decidedAt - 3000 };
       };
+      const expire = (group: string, d: { seenAt: number; cutoff: number }, exact: boolean) =>
+        one.coordinator.expire(group, 'm', {
+          reason: 'expiry',
+          seenBefore: d.cutoff,
+          ...(exact ? { seenAt: d.seenAt } : {}),
+        });
 
-      // The clock is still behind the decision: refused by its time.
-      const a = await setUp('g-step-back');
-      expect(
-        await one.coordinator.expire('g-step-back', 'm', {
-          reason: 'expiry',
-          seenBefore: a.cutoff,
-          decision: { at: a.decidedAt, seenLowered: a.before + 1 },
-        }),
-      ).toBe(false);
-      // The clock came forward again past the decision (an NTP correction): refused by the count.
-      const b = await setUp('g-step-back-forth');
-      expect(
-        await one.coordinator.expire('g-step-back-forth', 'm', {
-          reason: 'expiry',
-          seenBefore: b.cutoff,
-          decision: { at: (await redisNow()) - 1, seenLowered: b.before },
-        }),
-      ).toBe(false);
-      for (const group of ['g-step-back', 'g-step-back-forth']) {
+      // m heartbeats after the step: timed on the clock now behind, below the cutoff.
+      const hb = await decided('g-step-back-heartbeat');
+      await two.coordinator.heartbeat(
+        'g-step-back-heartbeat',
+        { memberId: 'm', memberEpoch: 1 },
+        null,
+      );
+      expect(await seen('g-step-back-heartbeat', 'm')).toBeLessThan(hb.cutoff);
+      // Another scan lowers m's time, which lies in Redis's future, to now: below the cutoff too.
+      const scanned = await decided('g-step-back-scan');
+      await two.store.scan('g-step-back-scan', 3000);
+      expect(await seen('g-step-back-scan', 'm')).toBeLessThan(scanned.cutoff);
+
+      expect(await expire('g-step-back-heartbeat', hb, true)).toBe(false);
+      expect(await expire('g-step-back-scan', scanned, true)).toBe(false);
+      for (const group of ['g-step-back-heartbeat', 'g-step-back-scan']) {
         expect((await two.coordinator.read(group)).state.members.has('m')).toBe(true);
       }
-      // Without the decision the cutoff alone would let it through.
+      // The cutoff alone would let both through.
+      expect(await expire('g-step-back-heartbeat', hb, false)).toBe(true);
+      expect(await expire('g-step-back-scan', scanned, false)).toBe(true);
+    });
+
+    it('an expiry whose heartbeat time is unchanged commits', async () => {
+      const group = 'g-exact';
+      await one.coordinator.heartbeat(group, join('m'), null);
+      await pause(5);
+      const scan = await one.store.scan(group, 1);
+      expect(scan.stale).toEqual([{ memberId: 'm', seenAt: await seen(group, 'm') }]);
       expect(
-        await one.coordinator.expire('g-step-back', 'm', {
+        await two.coordinator.expire(group, 'm', {
           reason: 'expiry',
-          seenBefore: a.cutoff,
+          seenBefore: scan.now - 1,
+          seenAt: scan.stale[0]?.seenAt as number,
         }),
       ).toBe(true);
     });

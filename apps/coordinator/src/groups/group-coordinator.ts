@@ -37,17 +37,18 @@ interface CachedGroup {
 /**
  * What a timer-driven removal must still find true when it commits, so that a heartbeat racing
  * the timer wins: a session expiry only if the member has not heartbeated since `seenBefore`
- * (Redis clock; re-checked inside the commit script) and, when the `decision` is given (the scan
- * that found it stale), only if the Redis clock has not stepped back below that scan's time and
- * no scan has lowered heartbeat times since (docs/protocol.md §4.6); a rebalance-timeout removal only if the member is still in the
+ * (Redis clock; re-checked inside the commit script) and, when `seenAt` is given, only if its
+ * last heartbeat's time is still the one the deciding scan read: a heartbeat timed below the
+ * cutoff after a step back of the Redis clock changes it too (docs/protocol.md §4.6); a
+ * rebalance-timeout removal only if the member is still in the
  * very revocation that ran out (same `revokeStartedAt`).
  */
 export type ExpiryCondition =
   | {
       readonly reason: 'expiry';
       readonly seenBefore: number;
-      /** The scan that decided it: its Redis time and `seenLowered` count. */
-      readonly decision?: { readonly at: number; readonly seenLowered: number };
+      /** The time of the member's last heartbeat as the scan that decided it read it. */
+      readonly seenAt?: number;
     }
   | { readonly reason: 'rebalance-timeout'; readonly revokeStartedAt: number };
 
@@ -57,7 +58,7 @@ interface MutationPlan<T> {
   /** Record a heartbeat from this member. */
   readonly touch?: string;
   /** Expiry re-check: commit only if these members have not heartbeated since the cutoff. */
-  readonly staleSince?: ReadonlyArray<readonly [string, number, number?, number?]>;
+  readonly staleSince?: ReadonlyArray<readonly [string, number, number?]>;
   /** After committing, (re)write the fences of every shard this member holds. */
   readonly ensureFencesOf?: string;
 }
@@ -215,14 +216,9 @@ export class GroupCoordinator {
         ...(condition.reason === 'expiry'
           ? {
               staleSince: [
-                condition.decision === undefined
+                condition.seenAt === undefined
                   ? ([memberId, condition.seenBefore] as const)
-                  : ([
-                      memberId,
-                      condition.seenBefore,
-                      condition.decision.at,
-                      condition.decision.seenLowered,
-                    ] as const),
+                  : ([memberId, condition.seenBefore, condition.seenAt] as const),
               ],
             }
           : {}),

@@ -20,7 +20,12 @@ function timersOver(next: () => { now: number; stale?: string[] }) {
     scan: async (): Promise<GroupScan> => {
       mono += 5;
       const { now, stale = [] } = next();
-      return { now, version: 1, revokeDeadline: null, seenLowered: 7, stale };
+      return {
+        now,
+        version: 1,
+        revokeDeadline: null,
+        stale: stale.map((memberId) => ({ memberId, seenAt: 999_000 })),
+      };
     },
   } as unknown as GroupStore;
   const coordinator = {
@@ -57,7 +62,7 @@ describe('SessionTimers', () => {
     expect(t.expire.mock.calls[0]?.[2]).toEqual({
       reason: 'expiry',
       seenBefore: now - SESSION_MS,
-      decision: { at: now, seenLowered: 7 },
+      seenAt: 999_000,
     });
     expect(t.warn).not.toHaveBeenCalled();
   });

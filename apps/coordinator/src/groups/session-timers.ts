@@ -209,11 +209,11 @@ export class SessionTimers {
     }
     this.freshSince ??= scan.now;
     if (scan.now - this.freshSince >= sessionTimeoutMs) {
-      for (const memberId of scan.stale) {
+      for (const { memberId, seenAt } of scan.stale) {
         await this.coordinator.expire(groupId, memberId, {
           reason: 'expiry',
           seenBefore: scan.now - sessionTimeoutMs,
-          decision: { at: scan.now, seenLowered: scan.seenLowered },
+          seenAt,
         });
       }
     }

@@ -35,9 +35,9 @@ import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
  * `meta.createdAt == c` (versions restart when a group is deleted and created again, so the
  * version alone could match a stale copy of the old incarnation) and `meta.commitId == ci`;
  * refuses with `{-1, ...}` when a `stale` condition no longer holds (a member meant to expire has
- * heartbeated since its cutoff, the Redis clock is now earlier than the condition's decision
- * time, or a scan has lowered heartbeat times since the decision (`seenLowered` changed): after a
- * step back of the clock, a later heartbeat's time may lie below the cutoff). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
+ * heartbeated since its cutoff or, when the condition gives the time the scan read, that time
+ * changed: any heartbeat since rewrites it, also one timed below the cutoff after a step back of
+ * the clock, and so does a scan lowering it). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
  * written before the checks pass.
  */
 export const COMMIT_SCRIPT: LuaScript = {
@@ -54,9 +54,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if p.stale then
   for _, c in ipairs(p.stale) do
-    if c[3] and now < tonumber(c[3]) then return {-1, cur} end
-    if c[4] and tonumber(redis.call('HGET', KEYS[1], 'seenLowered') or '0') ~= tonumber(c[4]) then return {-1, cur} end
     local s = redis.call('ZSCORE', KEYS[4], c[1])
+    if c[3] and (not s or tonumber(s) ~= tonumber(c[3])) then return {-1, cur} end
     if s and tonumber(s) > tonumber(c[2]) then return {-1, cur} end
   end
 end
@@ -81,7 +80,7 @@ if p.mdel then for _, id in ipairs(p.mdel) do redis.call('HDEL', KEYS[2], id) en
 if p.tset then for _, e in ipairs(p.tset) do redis.call('HSET', KEYS[3], e[1], e[2]) end end
 if p.tdel then for _, id in ipairs(p.tdel) do redis.call('HDEL', KEYS[3], id) end end
 if p.sdel then for _, id in ipairs(p.sdel) do redis.call('ZREM', KEYS[4], id) end end
-if p.touch then redis.call('ZADD', KEYS[4], 'GT', now, p.touch) end
+if p.touch then redis.call('ZADD', KEYS[4], now, p.touch) end
 local minid = nil
 if p.minAgeMs and p.minAgeMs > 0 then minid = tostring(now - p.minAgeMs) end
 local function append(etype, epoch, data)
@@ -132,7 +131,7 @@ if cur > 0 and stored[2] and stored[2] ~= ARGV[3] then return {0, cur} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 4, #ARGV do
-  if ARGV[i] ~= '' then redis.call('ZADD', KEYS[4], 'GT', now, ARGV[i]) end
+  if ARGV[i] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[i]) end
 end
 return {1, now}
 `,
@@ -153,14 +152,12 @@ return redis.call('HDEL', KEYS[1], 'pendingFences')
 };
 
 /**
- * Session scan: returns `{nowMs, version, revokeDeadline, seenLowered, id1, id2, ...}` — members
- * whose last heartbeat is older than ARGV[1] ms. `revokeDeadline` is the earliest time a member's
- * rebalance timeout can run out (`-1`: nobody is revoking; `-2`: not recorded). A last heartbeat
- * later than now (the Redis clock stepped back since it was timed) is set to now first: otherwise
- * a member that stopped just before the step would keep its shards for the length of the step.
- * Each scan that does so counts it in the meta hash's `seenLowered` (returned): an expiry decided
- * on an earlier count is refused (heartbeats never lower a time: `ZADD GT`), since a lowered time
- * may fall below its cutoff.
+ * Session scan: returns `{nowMs, version, revokeDeadline, id1, seen1, id2, seen2, ...}` — members
+ * whose last heartbeat is older than ARGV[1] ms, each with that heartbeat's time (an expiry commits
+ * only if it is unchanged). `revokeDeadline` is the earliest time a member's rebalance timeout can
+ * run out (`-1`: nobody is revoking; `-2`: not recorded). A last heartbeat later than now (the
+ * Redis clock stepped back since it was timed) is set to now first: otherwise a member that
+ * stopped just before the step would keep its shards for the length of the step.
  */
 export const SCAN_SCRIPT: LuaScript = {
   name: 'rscCoordScan',
@@ -168,24 +165,16 @@ export const SCAN_SCRIPT: LuaScript = {
   lua: `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local meta = redis.call('HMGET', KEYS[1], 'version', 'revokeDeadline', 'seenLowered')
+local meta = redis.call('HMGET', KEYS[1], 'version', 'revokeDeadline')
 local cur = tonumber(meta[1] or '0')
 local deadline = -2
 if meta[2] then deadline = tonumber(meta[2]) or -1 end
-local lowered = tonumber(meta[3] or '0')
 local ahead = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf')
-if #ahead > 0 then
-  -- counted before any time is lowered; pcall: refused at maxmemory, the scan still reports
-  -- and the next one tries again
-  local counted = redis.pcall('HINCRBY', KEYS[1], 'seenLowered', 1)
-  if type(counted) == 'number' then
-    lowered = counted
-    for _, id in ipairs(ahead) do redis.pcall('ZADD', KEYS[4], now, id) end
-  end
-end
-local out = {now, cur, deadline, lowered}
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])))
-for _, id in ipairs(stale) do out[#out + 1] = id end
+-- (pcall: refused at maxmemory, the scan still reports; the next one tries again)
+for _, id in ipairs(ahead) do redis.pcall('ZADD', KEYS[4], now, id) end
+local out = {now, cur, deadline}
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])), 'WITHSCORES')
+for _, v in ipairs(stale) do out[#out + 1] = v end
 return out
 `,
 };

@@ -55,12 +55,10 @@ export interface CommitOptions {
   readonly touch?: string;
   /**
    * Only commit if these members have not heartbeated since `cutoff` (expiry re-check) and, when
-   * given, the Redis clock is not earlier than `decidedAt` and no scan has lowered heartbeat
-   * times since `seenLowered` (both from the scan that found them stale).
+   * `seenAt` is given (what the scan that found them stale read), their last heartbeat's time is
+   * still exactly that.
    */
-  readonly staleSince?: ReadonlyArray<
-    readonly [memberId: string, cutoff: number, decidedAt?: number, seenLowered?: number]
-  >;
+  readonly staleSince?: ReadonlyArray<readonly [memberId: string, cutoff: number, seenAt?: number]>;
   readonly catalogVersion: number;
   /**
    * The fence writes this change implies, stored with it so they survive a crash between the
@@ -101,10 +99,8 @@ export interface GroupScan {
   readonly version: number;
   /** Earliest time a rebalance timeout can run out; `null`: nobody revoking; `undefined`: unknown. */
   readonly revokeDeadline: number | null | undefined;
-  /** How many scans have lowered heartbeat times in Redis's future (a step back of its clock). */
-  readonly seenLowered: number;
-  /** Members with no heartbeat for the timeout. */
-  readonly stale: readonly string[];
+  /** Members with no heartbeat for the timeout, and the time of their last one (Redis clock). */
+  readonly stale: ReadonlyArray<{ readonly memberId: string; readonly seenAt: number }>;
 }
 
 /** Event-log retention. */
@@ -325,8 +321,10 @@ export class GroupStore {
       now: Number(out[0]),
       version: Number(out[1]),
       revokeDeadline: deadline === -1 ? null : deadline === -2 ? undefined : deadline,
-      seenLowered: Number(out[3]),
-      stale: out.slice(4).map(String),
+      stale: Array.from({ length: Math.floor((out.length - 3) / 2) }, (_, k) => ({
+        memberId: String(out[3 + 2 * k]),
+        seenAt: Number(out[4 + 2 * k]),
+      })),
     };
   }
 
