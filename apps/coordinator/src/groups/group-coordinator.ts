@@ -57,7 +57,10 @@ interface MutationPlan<T> {
   readonly result: T;
   /** Record a heartbeat from this member. */
   readonly touch?: string;
-  /** Expiry re-check: commit only if these members have not heartbeated since the cutoff. */
+  /**
+   * Expiry re-check: commit only if these members have not heartbeated since the cutoff and, when
+   * given, their last heartbeat's time is still the one the scan read.
+   */
   readonly staleSince?: ReadonlyArray<readonly [string, number, number?]>;
   /** After committing, (re)write the fences of every shard this member holds. */
   readonly ensureFencesOf?: string;

@@ -58,7 +58,7 @@ describe('SessionTimers', () => {
     }
     expect(t.expire).toHaveBeenCalledTimes(1);
     expect(t.expire.mock.calls[0]?.[1]).toBe('m2');
-    // the removal carries the scan that decided it (its commit re-checks it)
+    // the removal carries the heartbeat time the scan read (its commit re-checks it)
     expect(t.expire.mock.calls[0]?.[2]).toEqual({
       reason: 'expiry',
       seenBefore: now - SESSION_MS,

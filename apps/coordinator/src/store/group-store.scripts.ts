@@ -36,8 +36,8 @@ import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
  * version alone could match a stale copy of the old incarnation) and `meta.commitId == ci`;
  * refuses with `{-1, ...}` when a `stale` condition no longer holds (a member meant to expire has
  * heartbeated since its cutoff or, when the condition gives the time the scan read, that time
- * changed: any heartbeat since rewrites it, also one timed below the cutoff after a step back of
- * the clock, and so does a scan lowering it). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
+ * changed: any heartbeat or rejoin since rewrites it, also one timed below the cutoff after a
+ * step back of the clock, and so does a scan lowering it). On success returns `{1, nowMs, createdAt}`. All or nothing: nothing is
  * written before the checks pass.
  */
 export const COMMIT_SCRIPT: LuaScript = {
