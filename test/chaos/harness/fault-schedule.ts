@@ -295,11 +295,15 @@ function planOne(
       // (a coordinator replica may be down or restart meanwhile: one more interleaving)
       if (!state.free('redis', at)) return null;
       const ahead = random.chance(0.5);
-      const stepMs = random.int(session * 2, session * 10);
+      const stepMs = random.int(session * 2, session * 5);
       const holdMs = random.int(1000, 4000);
       act(0, 'redis', { type: 'set-redis-clock', offsetMs: ahead ? stepMs : -stepMs });
       act(holdMs, 'redis', { type: 'set-redis-clock', offsetMs: 0 });
-      state.busy('redis', at + holdMs + SETTLE_MS);
+      // After a step ahead, new stream ids stay at the highest millisecond Redis reached until
+      // the clock catches up with it; a rollback before then would hand ids of lost entries to
+      // new ones, which the checker (by entry id) cannot tell apart. Redis takes no other fault
+      // until then (a product limitation, docs/exactly-once.md).
+      state.busy('redis', at + holdMs + (ahead ? stepMs : 0) + SETTLE_MS);
       return fault(
         `step Redis's wall clock ${ahead ? 'ahead' : 'back'} by ${stepMs} ms (an NTP step), and back to true ${holdMs} ms later`,
       );
