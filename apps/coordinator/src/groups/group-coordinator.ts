@@ -40,8 +40,8 @@ interface CachedGroup {
  * (Redis clock; re-checked inside the commit script) and, when `seenAt` is given, only if its
  * last heartbeat's time is still the one the deciding scan read: a heartbeat timed below the
  * cutoff after a step back of the Redis clock changes it too (docs/protocol.md §4.6); a
- * rebalance-timeout removal only if the member is still in the
- * very revocation that ran out (same `revokeStartedAt`).
+ * rebalance-timeout removal only if the member is still in the very revocation that ran out
+ * (same `revokeStartedAt`).
  */
 export type ExpiryCondition =
   | {

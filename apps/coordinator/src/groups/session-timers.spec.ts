@@ -9,7 +9,15 @@ const SESSION_MS = 3000;
  * Timers over one group `g` whose scans answer `next()` (the Redis clock and the stale members),
  * on a local monotonic clock the test moves; every scan takes 5 ms of it.
  */
-function timersOver(next: () => { now: number; stale?: string[] }) {
+function timersOver(
+  next: () => {
+    now: number;
+    stale?: string[];
+    clockRestored?: GroupScan['clockRestored'];
+    revokeDeadline?: number;
+  },
+  revoking: ReadonlyArray<{ memberId: string; revokeStartedAt: number }> = [],
+) {
   let mono = 0;
   const expire = vi.fn(
     async (_groupId: string, _memberId: string, _condition: unknown) => undefined,
@@ -19,11 +27,12 @@ function timersOver(next: () => { now: number; stale?: string[] }) {
     listGroupIds: async () => ['g'],
     scan: async (): Promise<GroupScan> => {
       mono += 5;
-      const { now, stale = [] } = next();
+      const { now, stale = [], clockRestored = null, revokeDeadline = null } = next();
       return {
         now,
         version: 1,
-        revokeDeadline: null,
+        revokeDeadline,
+        clockRestored,
         stale: stale.map((memberId) => ({ memberId, seenAt: 999_000 })),
       };
     },
@@ -31,7 +40,24 @@ function timersOver(next: () => { now: number; stale?: string[] }) {
   const coordinator = {
     rules: { sessionTimeoutMs: SESSION_MS },
     clock: { observe: () => undefined },
-    cachedGroups: () => new Map(),
+    cachedGroups: () =>
+      new Map([
+        [
+          'g',
+          {
+            exists: true,
+            state: {
+              meta: { version: 1 },
+              members: new Map(
+                revoking.map((m) => [
+                  m.memberId,
+                  { ...m, state: 'UNREVOKED_SHARDS', rebalanceTimeoutMs: SESSION_MS },
+                ]),
+              ),
+            },
+          },
+        ],
+      ]),
     expire,
   } as unknown as GroupCoordinator;
   const timers = new SessionTimers(store, coordinator, 100, { warn }, null, () => mono);
@@ -133,6 +159,62 @@ describe('SessionTimers', () => {
     now = 1_003_410;
     await t.timers.tick();
     expect(t.expire).toHaveBeenCalledTimes(1);
+  });
+
+  it('after the group saw the clock come back from a step back, nobody expires for a session timeout', async () => {
+    let now = 1_000_000;
+    let stale: string[] = [];
+    let clockRestored: GroupScan['clockRestored'] = null;
+    const t = timersOver(() => ({ now, stale, clockRestored }));
+    await t.timers.tick();
+    t.wait(3100);
+    now = 1_003_105;
+    await t.timers.tick();
+    // Between two scans of this replica the clock stepped 10 s back and forward again (it saw
+    // nothing); a heartbeat made meanwhile looks 10 s old.
+    t.wait(100);
+    now = 1_003_210;
+    stale = ['m2'];
+    clockRestored = { at: 1_003_200, backMs: 10_000 };
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    expect(t.warn).toHaveBeenCalledTimes(1);
+    expect(String(t.warn.mock.calls[0]?.[0])).toContain(
+      'group g: the Redis clock stepped back by about 10000 ms and came back',
+    );
+    // logged once per return; held until a session timeout after it
+    t.wait(2885);
+    now = 1_006_195;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    t.wait(10);
+    now = 1_006_205;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledTimes(1);
+    expect(t.warn).toHaveBeenCalledTimes(1);
+  });
+
+  it('a rebalance timeout started before the clock came back from a step back counts from the return', async () => {
+    let now = 1_000_000;
+    let clockRestored: GroupScan['clockRestored'] = null;
+    // m1 entered its revocation while the clock was 10 s back: its start looks 10 s early.
+    const t = timersOver(
+      () => ({ now, clockRestored, revokeDeadline: 993_000 + SESSION_MS }),
+      [{ memberId: 'm1', revokeStartedAt: 993_000 }],
+    );
+    await t.timers.tick();
+    t.wait(3100);
+    now = 1_003_105;
+    clockRestored = { at: 1_000_200, backMs: 10_000 };
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    t.wait(100);
+    now = 1_003_205;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledWith('g', 'm1', {
+      reason: 'rebalance-timeout',
+      revokeStartedAt: 993_000,
+    });
   });
 
   it('no step is seen while Redis time and this replica keep pace, slow scans included', async () => {

@@ -50,14 +50,19 @@ export interface IndexRepairSchedule {
  * A step back is the mirror case: Redis time advanced less than the monotonic time from the first
  * scan's answer to sending the second. Heartbeats timed before it lie in Redis's future, so a
  * member that stopped just before the step would keep its shards for the length of the step;
- * the scan sets such times to now (the member gets a whole session from the step), and the start
- * of the fresh period moves back with the clock.
+ * the scan sets such times to now (the member gets a whole session from the first scan after the
+ * step), and the start of the fresh period moves back with the clock. A step back and forward
+ * again between two scans shows neither way here; the group's scripts record it in Redis
+ * (`GROUP_CLOCK_LUA`), the scan returns it, and the group's timers then count from the clock's
+ * return.
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private freshSince: number | null = null;
   private groupIds: string[] = [];
+  /** Per group, the clock's return from a step back last logged (see `noticeClockRestored`). */
+  private readonly restoresLogged = new Map<string, number>();
   private ticks = 0;
   private nextRepairAt: number;
   /**
@@ -113,6 +118,9 @@ export class SessionTimers {
   async tick(): Promise<void> {
     if (this.ticks++ % 8 === 0 || this.groupIds.length === 0) {
       this.groupIds = await this.store.listGroupIds();
+      for (const groupId of this.restoresLogged.keys()) {
+        if (!this.groupIds.includes(groupId)) this.restoresLogged.delete(groupId);
+      }
       await this.reindexCachedGroups();
     }
     await this.repairIndex();
@@ -208,7 +216,8 @@ export class SessionTimers {
       return;
     }
     this.freshSince ??= scan.now;
-    if (scan.now - this.freshSince >= sessionTimeoutMs) {
+    const restoredAt = this.noticeClockRestored(groupId, scan, sessionTimeoutMs);
+    if (scan.now - Math.max(this.freshSince, restoredAt) >= sessionTimeoutMs) {
       for (const { memberId, seenAt } of scan.stale) {
         await this.coordinator.expire(groupId, memberId, {
           reason: 'expiry',
@@ -220,20 +229,42 @@ export class SessionTimers {
     // Only groups where a rebalance timeout can have run out need their members read.
     const deadline = scan.revokeDeadline;
     if (deadline === null || (deadline !== undefined && scan.now <= deadline)) return;
-    await this.checkRebalanceTimeouts(groupId, scan.version, scan.now);
+    await this.checkRebalanceTimeouts(groupId, scan.version, scan.now, restoredAt);
+  }
+
+  /**
+   * When the group's scripts last saw the Redis clock come back from a step back
+   * (`-Infinity`: never), logged once per return. Until a session timeout after it, heartbeats
+   * timed while the clock was back may look older than they are, whether or not this replica
+   * scanned meanwhile, so the group's timers count from it.
+   */
+  private noticeClockRestored(groupId: string, scan: GroupScan, sessionTimeoutMs: number): number {
+    const restored = scan.clockRestored;
+    if (restored === null) return Number.NEGATIVE_INFINITY;
+    if (
+      this.restoresLogged.get(groupId) !== restored.at &&
+      scan.now - restored.at < sessionTimeoutMs
+    ) {
+      this.restoresLogged.set(groupId, restored.at);
+      this.logger.warn(
+        `group ${groupId}: the Redis clock stepped back by about ${restored.backMs} ms and came back (an NTP step?): heartbeats timed meanwhile may look older than they are, so none of its members expires before ${sessionTimeoutMs} ms after that`,
+      );
+    }
+    return restored.at;
   }
 
   private async checkRebalanceTimeouts(
     groupId: string,
     version: number,
     now: number,
+    restoredAt: number,
   ): Promise<void> {
     let cached = this.coordinator.cachedGroups().get(groupId);
     if (!cached || cached.state.meta.version !== version) {
       if (version === 0) return;
       cached = await this.coordinator.read(groupId);
     }
-    const fresh = this.freshSince ?? now;
+    const fresh = Math.max(this.freshSince ?? now, restoredAt);
     const overdue: Array<[string, number]> = [];
     for (const m of cached.state.members.values()) {
       if (m.state !== 'UNREVOKED_SHARDS' || m.revokeStartedAt === null) continue;
