@@ -10,13 +10,14 @@ const SESSION_MS = 3000;
  * on a local monotonic clock the test moves; every scan takes 5 ms of it.
  */
 function timersOver(
-  next: () => {
+  next: (groupId: string) => {
     now: number;
     stale?: string[];
     clockRestored?: GroupScan['clockRestored'];
     revokeDeadline?: number;
   },
   revoking: ReadonlyArray<{ memberId: string; revokeStartedAt: number }> = [],
+  groupIds: readonly string[] = ['g'],
 ) {
   let mono = 0;
   const expire = vi.fn(
@@ -24,10 +25,10 @@ function timersOver(
   );
   const warn = vi.fn();
   const store = {
-    listGroupIds: async () => ['g'],
-    scan: async (): Promise<GroupScan> => {
+    listGroupIds: async () => [...groupIds],
+    scan: async (groupId: string): Promise<GroupScan> => {
       mono += 5;
-      const { now, stale = [], clockRestored = null, revokeDeadline = null } = next();
+      const { now, stale = [], clockRestored = null, revokeDeadline = null } = next(groupId);
       return {
         now,
         version: 1,
@@ -40,24 +41,21 @@ function timersOver(
   const coordinator = {
     rules: { sessionTimeoutMs: SESSION_MS },
     clock: { observe: () => undefined },
-    cachedGroups: () =>
-      new Map([
-        [
-          'g',
-          {
-            exists: true,
-            state: {
-              meta: { version: 1 },
-              members: new Map(
-                revoking.map((m) => [
-                  m.memberId,
-                  { ...m, state: 'UNREVOKED_SHARDS', rebalanceTimeoutMs: SESSION_MS },
-                ]),
-              ),
-            },
-          },
-        ],
-      ]),
+    cachedGroups: () => {
+      const cached = {
+        exists: true,
+        state: {
+          meta: { version: 1 },
+          members: new Map(
+            revoking.map((m) => [
+              m.memberId,
+              { ...m, state: 'UNREVOKED_SHARDS', rebalanceTimeoutMs: SESSION_MS },
+            ]),
+          ),
+        },
+      };
+      return new Map(groupIds.includes('g') ? [['g', cached]] : []);
+    },
     expire,
   } as unknown as GroupCoordinator;
   const timers = new SessionTimers(store, coordinator, 100, { warn }, null, () => mono);
@@ -134,7 +132,7 @@ describe('SessionTimers', () => {
     expect(t.warn).toHaveBeenCalledTimes(1);
   });
 
-  it('a step back of the Redis clock moves the fresh period back with it', async () => {
+  it('a step back of the Redis clock does not lengthen the fresh period', async () => {
     let now = 1_000_000;
     let stale: string[] = [];
     const t = timersOver(() => ({ now, stale }));
@@ -215,6 +213,55 @@ describe('SessionTimers', () => {
       reason: 'rebalance-timeout',
       revokeStartedAt: 993_000,
     });
+  });
+
+  it('Redis Cluster masters whose clocks disagree look like no step, and silent members expire', async () => {
+    // 40 groups in two scan batches: the first 32 on a master 5 s ahead, the other 8 on one
+    // that is not.
+    const groups = Array.from({ length: 40 }, (_, k) => `g${k}`);
+    const onB = new Set(groups.slice(32));
+    let now = 1_000_000;
+    let silent = false;
+    const t = timersOver(
+      (groupId) => ({
+        now: onB.has(groupId) ? now : now + 5000,
+        stale: silent && groupId === 'g39' ? ['m2'] : [],
+      }),
+      [],
+      groups,
+    );
+    for (let i = 0; i < 40; i++) {
+      await t.timers.tick();
+      t.wait(100);
+      now += 100 + 200; // the scans of 40 groups take 200 ms of this replica's clock
+      if (i === 20) silent = true;
+    }
+    expect(t.warn).not.toHaveBeenCalled();
+    expect(t.expire).toHaveBeenCalledWith(
+      'g39',
+      'm2',
+      expect.objectContaining({ reason: 'expiry' }),
+    );
+  });
+
+  it("a jump of one group's clock restarts every timer, logged once per tick", async () => {
+    const groups = ['a', 'b', 'c'];
+    let now = 1_000_000;
+    let jumped = 0;
+    const t = timersOver((groupId) => ({ now: groupId === 'c' ? now : now + jumped }), [], groups);
+    await t.timers.tick();
+    t.wait(100);
+    now += 115;
+    await t.timers.tick();
+    expect(t.warn).not.toHaveBeenCalled();
+    t.wait(100);
+    now += 115;
+    jumped = 20_000;
+    await t.timers.tick();
+    expect(t.warn).toHaveBeenCalledTimes(1);
+    expect(String(t.warn.mock.calls[0]?.[0])).toMatch(
+      /jumped ahead by about 199\d\d ms \(2 groups\)/,
+    );
   });
 
   it('no step is seen while Redis time and this replica keep pace, slow scans included', async () => {

@@ -15,6 +15,33 @@ const JUMP_TOLERANCE_SHARE = 0.1;
 const JUMP_TOLERANCE_MAX_MS = 1000;
 const JUMP_TOLERANCE_RATE = 0.001;
 
+/** When a group's previous scan read the Redis clock, by the local monotonic clock. */
+interface ScanTiming {
+  readonly redisNow: number;
+  /** Before the scan was sent. */
+  readonly sentAt: number;
+  /** When its answer came. */
+  readonly receivedAt: number;
+}
+
+/** The clock steps one tick saw over its groups: the largest each way, and in how many groups. */
+class ClockSteps {
+  aheadMs = 0;
+  aheadGroups = 0;
+  backMs = 0;
+  backGroups = 0;
+
+  ahead(ms: number): void {
+    this.aheadMs = Math.max(this.aheadMs, ms);
+    this.aheadGroups++;
+  }
+
+  back(ms: number): void {
+    this.backMs = Math.max(this.backMs, ms);
+    this.backGroups++;
+  }
+}
+
 /** Minimal logger (Nest's `Logger` fits). */
 interface TimerLogger {
   warn(message: string): void;
@@ -43,15 +70,17 @@ export interface IndexRepairSchedule {
  * Timers are fresh again after the Redis clock jumped ahead (an NTP step, a VM resumed): sessions
  * are measured on Redis' wall clock, members time their lease on a monotonic one, so a jump larger
  * than their self-fence margin would expire members whose lease has not run out by their own
- * clock, and give their shards away while they still handle them. Between two scans, Redis time
- * cannot advance more than this replica's monotonic time from sending the first to the answer of
- * the second; more than that (plus a tolerance) is a jump.
+ * clock, and give their shards away while they still handle them. Between two scans of a group,
+ * its Redis time cannot advance more than this replica's monotonic time from sending the first to
+ * the answer of the second; more than that (plus a tolerance) is a jump. Each group is compared
+ * with its own previous scan (on Redis Cluster, masters' clocks may disagree), and a jump in any
+ * restarts every timer. The fresh period itself is timed on the monotonic clock.
  *
  * A step back is the mirror case: Redis time advanced less than the monotonic time from the first
  * scan's answer to sending the second. Heartbeats timed before it lie in Redis's future, so a
  * member that stopped just before the step would keep its shards for the length of the step;
  * the scan sets such times to now (the member gets a whole session from the first scan after the
- * step), and the start of the fresh period moves back with the clock. A step back and forward
+ * step); the fresh period, on the monotonic clock, is not lengthened by it. A step back and forward
  * again between two scans shows neither way here; the group's scripts record it in Redis
  * (`GROUP_CLOCK_LUA`), the scan returns it, and the group's timers then count from the clock's
  * return.
@@ -59,6 +88,7 @@ export interface IndexRepairSchedule {
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** Start of the fresh period, on this replica's monotonic clock (`null`: from the next scan). */
   private freshSince: number | null = null;
   private groupIds: string[] = [];
   /** Per group, the clock's return from a step back last logged (see `noticeClockRestored`). */
@@ -66,14 +96,11 @@ export class SessionTimers {
   private ticks = 0;
   private nextRepairAt: number;
   /**
-   * The Redis clock at the previous scan, and the local monotonic times before it was sent and
-   * when its answer came.
+   * Per group, the Redis clock at its previous scan, and the local monotonic times before that
+   * scan was sent and when its answer came. Per group, not per replica: on Redis Cluster each
+   * group's clock is its master's, and masters' clocks may disagree.
    */
-  private previousScan: {
-    readonly redisNow: number;
-    readonly sentAt: number;
-    readonly receivedAt: number;
-  } | null = null;
+  private readonly previousScans = new Map<string, ScanTiming>();
 
   constructor(
     private readonly store: GroupStore,
@@ -104,7 +131,7 @@ export class SessionTimers {
   /** Every member's timer starts over (after a reconnect to Redis). */
   restartClock(): void {
     this.freshSince = null;
-    this.previousScan = null;
+    this.previousScans.clear();
   }
 
   /** Stops ticking and waits for a tick in progress. */
@@ -118,64 +145,83 @@ export class SessionTimers {
   async tick(): Promise<void> {
     if (this.ticks++ % 8 === 0 || this.groupIds.length === 0) {
       this.groupIds = await this.store.listGroupIds();
-      for (const groupId of this.restoresLogged.keys()) {
-        if (!this.groupIds.includes(groupId)) this.restoresLogged.delete(groupId);
+      const listed = new Set(this.groupIds);
+      for (const perGroup of [this.restoresLogged, this.previousScans]) {
+        for (const groupId of perGroup.keys()) if (!listed.has(groupId)) perGroup.delete(groupId);
       }
       await this.reindexCachedGroups();
     }
     await this.repairIndex();
     const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
-    for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
-      // One round trip for a whole batch of groups (commands sent together are pipelined).
-      const batch = this.groupIds.slice(i, i + SCAN_BATCH);
-      const sentAt = this.monotonic();
-      const scans = await Promise.all(
-        batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
-      );
-      this.noticeClockJump(scans, sentAt, sessionTimeoutMs);
-      for (const [k, groupId] of batch.entries()) {
-        await this.handleScan(groupId, scans[k] as GroupScan, sessionTimeoutMs);
+    const steps = new ClockSteps();
+    try {
+      for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
+        // One round trip for a whole batch of groups (commands sent together are pipelined).
+        const batch = this.groupIds.slice(i, i + SCAN_BATCH);
+        const sentAt = this.monotonic();
+        const scans = await Promise.all(
+          batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
+        );
+        const timing = { sentAt, receivedAt: this.monotonic() };
+        for (const [k, groupId] of batch.entries()) {
+          const scan = scans[k] as GroupScan;
+          this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
+          await this.handleScan(groupId, scan, sessionTimeoutMs);
+        }
       }
+    } finally {
+      this.reportClockSteps(steps, sessionTimeoutMs);
     }
   }
 
   /**
-   * Restarts every timer when the Redis clock advanced more since the previous scan than this
-   * replica's monotonic clock allows, and moves the start of the timers back with the clock when
-   * it advanced less (see the class comment).
+   * Restarts every timer when the Redis clock of a group advanced more since that group's
+   * previous scan than this replica's monotonic clock allows, and notes a step back when it
+   * advanced less (see the class comment); `steps` collects both for one log line per tick.
    */
-  private noticeClockJump(scans: readonly GroupScan[], sentAt: number, sessionTimeoutMs: number) {
-    const receivedAt = this.monotonic();
-    let redisNow = Number.NEGATIVE_INFINITY;
-    for (const scan of scans) redisNow = Math.max(redisNow, scan.now);
-    if (redisNow === Number.NEGATIVE_INFINITY) return;
-    const previous = this.previousScan;
-    this.previousScan = { redisNow, sentAt, receivedAt };
-    if (previous === null) return;
+  private noticeClockJump(
+    groupId: string,
+    redisNow: number,
+    timing: Omit<ScanTiming, 'redisNow'>,
+    sessionTimeoutMs: number,
+    steps: ClockSteps,
+  ): void {
+    const previous = this.previousScans.get(groupId);
+    this.previousScans.set(groupId, { redisNow, ...timing });
+    if (previous === undefined) return;
     const advanced = redisNow - previous.redisNow;
     const tolerance = (elapsed: number): number =>
       Math.min(JUMP_TOLERANCE_MAX_MS, sessionTimeoutMs * JUMP_TOLERANCE_SHARE) +
       elapsed * JUMP_TOLERANCE_RATE;
     // At most the time from sending the previous scan to this one's answer...
-    const longest = receivedAt - previous.sentAt;
+    const longest = timing.receivedAt - previous.sentAt;
     const ahead = advanced - longest;
     if (ahead > tolerance(longest)) {
-      this.freshSince = redisNow;
-      this.logger.warn(
-        `the Redis clock jumped ahead by about ${Math.round(ahead)} ms (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
-      );
+      this.freshSince = timing.receivedAt;
+      steps.ahead(ahead);
       return;
     }
-    // ...and at least the time from the previous answer to sending this one.
-    const shortest = sentAt - previous.receivedAt;
+    // ...and at least the time from the previous answer to sending this one. The fresh period is
+    // timed on the monotonic clock, so a step back does not lengthen it; the scan sets a last
+    // heartbeat timed before the step to now.
+    const shortest = timing.sentAt - previous.receivedAt;
     const behind = shortest - advanced;
-    if (behind <= tolerance(shortest)) return;
-    // The scan sets a last heartbeat timed before the step to now; the timers' start moves back
-    // with the clock, so the time left before members may expire stays what it was.
-    if (this.freshSince !== null) this.freshSince -= behind;
-    this.logger.warn(
-      `the Redis clock stepped back by about ${Math.round(behind)} ms (an NTP step?): heartbeats timed before it count as made now`,
-    );
+    if (behind > tolerance(shortest)) steps.back(behind);
+  }
+
+  /** Logs the clock steps one tick saw, once. */
+  private reportClockSteps(steps: ClockSteps, sessionTimeoutMs: number): void {
+    const groups = (n: number): string => (n === 1 ? '' : ` (${n} groups)`);
+    if (steps.aheadGroups > 0) {
+      this.logger.warn(
+        `the Redis clock jumped ahead by about ${Math.round(steps.aheadMs)} ms${groups(steps.aheadGroups)} (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
+      );
+    }
+    if (steps.backGroups > 0) {
+      this.logger.warn(
+        `the Redis clock stepped back by about ${Math.round(steps.backMs)} ms${groups(steps.backGroups)} (an NTP step?): heartbeats timed before it count as made now`,
+      );
+    }
   }
 
   /** Runs a pass of the slow index repair when it is due; its finds are scanned at once. */
@@ -215,9 +261,11 @@ export class SessionTimers {
       await this.store.unindex(groupId);
       return;
     }
-    this.freshSince ??= scan.now;
+    this.freshSince ??= this.monotonic();
+    // The fresh period's start on this group's Redis clock.
+    const freshAt = scan.now - (this.monotonic() - this.freshSince);
     const restoredAt = this.noticeClockRestored(groupId, scan, sessionTimeoutMs);
-    if (scan.now - Math.max(this.freshSince, restoredAt) >= sessionTimeoutMs) {
+    if (scan.now - Math.max(freshAt, restoredAt) >= sessionTimeoutMs) {
       for (const { memberId, seenAt } of scan.stale) {
         await this.coordinator.expire(groupId, memberId, {
           reason: 'expiry',
@@ -229,7 +277,12 @@ export class SessionTimers {
     // Only groups where a rebalance timeout can have run out need their members read.
     const deadline = scan.revokeDeadline;
     if (deadline === null || (deadline !== undefined && scan.now <= deadline)) return;
-    await this.checkRebalanceTimeouts(groupId, scan.version, scan.now, restoredAt);
+    await this.checkRebalanceTimeouts(
+      groupId,
+      scan.version,
+      scan.now,
+      Math.max(freshAt, restoredAt),
+    );
   }
 
   /**
@@ -257,14 +310,13 @@ export class SessionTimers {
     groupId: string,
     version: number,
     now: number,
-    restoredAt: number,
+    fresh: number,
   ): Promise<void> {
     let cached = this.coordinator.cachedGroups().get(groupId);
     if (!cached || cached.state.meta.version !== version) {
       if (version === 0) return;
       cached = await this.coordinator.read(groupId);
     }
-    const fresh = Math.max(this.freshSince ?? now, restoredAt);
     const overdue: Array<[string, number]> = [];
     for (const m of cached.state.members.values()) {
       if (m.state !== 'UNREVOKED_SHARDS' || m.revokeStartedAt === null) continue;
