@@ -166,7 +166,7 @@ export class SessionTimers {
         for (const [k, groupId] of batch.entries()) {
           const scan = scans[k] as GroupScan;
           this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
-          await this.handleScan(groupId, scan, sessionTimeoutMs);
+          await this.handleScan(groupId, scan, timing.sentAt, sessionTimeoutMs);
         }
       }
     } finally {
@@ -249,10 +249,14 @@ export class SessionTimers {
     }
   }
 
-  /** Expires the stale members of one scanned group, then checks its rebalance timeouts. */
+  /**
+   * Expires the stale members of one scanned group, then checks its rebalance timeouts; `sentAt`
+   * is when its scan was sent, on the monotonic clock.
+   */
   private async handleScan(
     groupId: string,
     scan: GroupScan,
+    sentAt: number,
     sessionTimeoutMs: number,
   ): Promise<void> {
     this.coordinator.clock.observe(scan.now);
@@ -261,9 +265,10 @@ export class SessionTimers {
       await this.store.unindex(groupId);
       return;
     }
-    this.freshSince ??= this.monotonic();
-    // The fresh period's start on this group's Redis clock.
-    const freshAt = scan.now - (this.monotonic() - this.freshSince);
+    this.freshSince ??= sentAt;
+    // The fresh period's start on this group's Redis clock (the scan read it after `sentAt`, so
+    // this errs late, on the side of sparing members).
+    const freshAt = scan.now - (sentAt - this.freshSince);
     const restoredAt = this.noticeClockRestored(groupId, scan, sessionTimeoutMs);
     if (scan.now - Math.max(freshAt, restoredAt) >= sessionTimeoutMs) {
       for (const { memberId, seenAt } of scan.stale) {
