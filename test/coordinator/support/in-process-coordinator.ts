@@ -12,8 +12,6 @@ import { createTestRedis } from '../../support/redis.js';
 /** Options of {@link startInProcessCoordinator}. */
 export interface InProcessCoordinatorOptions {
   readonly prefix: string;
-  /** Redis to use (default: the test Redis). */
-  readonly redisUrl?: string;
   /** Streams to create (idempotent): name → shard count. */
   readonly streams?: Readonly<Record<string, number>>;
   readonly sessionTimeoutMs?: number;
@@ -40,7 +38,7 @@ export interface InProcessCoordinator {
 export async function startInProcessCoordinator(
   options: InProcessCoordinatorOptions,
 ): Promise<InProcessCoordinator> {
-  const redis = createTestRedis(options.redisUrl ? { url: options.redisUrl } : {});
+  const redis = createTestRedis();
   const keys = new KeySpace(options.prefix);
   const store = new GroupStore(redis, keys, { maxLen: 10_000, maxAgeMs: 0 });
   const registry = new StreamRegistry(redis, keys);

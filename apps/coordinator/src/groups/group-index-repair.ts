@@ -18,10 +18,10 @@ interface RepairLogger {
  * Finds groups that exist but are missing from the index of groups, whichever replica (if any)
  * has them cached: SCANs this prefix's group meta hashes on every master (a sweep continues over
  * passes; each pass does a bounded number of SCAN calls) and indexes every one holding a live
- * group (a `version` field; a hash holding only `incarnationFloor` and the clock record is a
- * deleted group's tombstone and stays unindexed). The index is written next to a group's
- * commits, not in them (another slot on Redis Cluster), so a crash in between leaves such a group
- * behind. Idempotent: several replicas repairing at once only repeat SADDs.
+ * group (a `version` field; a hash holding only `incarnationFloor` is a deleted group's tombstone
+ * and stays unindexed). The index is written next to a group's commits, not in them (another
+ * slot on Redis Cluster), so a crash in between leaves such a group behind. Idempotent: several
+ * replicas repairing at once only repeat SADDs.
  */
 export class GroupIndexRepair {
   /** Masters (by address) whose sweep is not finished, the first one being continued. */

@@ -81,9 +81,7 @@ export interface IndexRepairSchedule {
  * member that stopped just before the step would keep its shards for the length of the step;
  * the scan sets such times to now (the member gets a whole session from the first scan after the
  * step); the fresh period, on the monotonic clock, is not lengthened by it. A step back and forward
- * again between two scans shows neither way here; the group's scripts record it in Redis
- * (`GROUP_CLOCK_LUA`), the scan returns it, and the group's timers then count from the clock's
- * return.
+ * again between two scans of a group shows neither way (docs/protocol.md §4.6, not covered).
  */
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
@@ -91,8 +89,6 @@ export class SessionTimers {
   /** Start of the fresh period, on this replica's monotonic clock (`null`: from the next scan). */
   private freshSince: number | null = null;
   private groupIds: string[] = [];
-  /** Per group, the clock's return from a step back last logged (see `noticeClockRestored`). */
-  private readonly restoresLogged = new Map<string, number>();
   private ticks = 0;
   private nextRepairAt: number;
   /**
@@ -146,8 +142,8 @@ export class SessionTimers {
     if (this.ticks++ % 8 === 0 || this.groupIds.length === 0) {
       this.groupIds = await this.store.listGroupIds();
       const listed = new Set(this.groupIds);
-      for (const perGroup of [this.restoresLogged, this.previousScans]) {
-        for (const groupId of perGroup.keys()) if (!listed.has(groupId)) perGroup.delete(groupId);
+      for (const groupId of this.previousScans.keys()) {
+        if (!listed.has(groupId)) this.previousScans.delete(groupId);
       }
       await this.reindexCachedGroups();
     }
@@ -269,8 +265,7 @@ export class SessionTimers {
     // The fresh period's start on this group's Redis clock (the scan read it after `sentAt`, so
     // this errs late, on the side of sparing members).
     const freshAt = scan.now - (sentAt - this.freshSince);
-    const restoredAt = this.noticeClockRestored(groupId, scan, sessionTimeoutMs);
-    if (scan.now - Math.max(freshAt, restoredAt) >= sessionTimeoutMs) {
+    if (scan.now - freshAt >= sessionTimeoutMs) {
       for (const { memberId, seenAt } of scan.stale) {
         await this.coordinator.expire(groupId, memberId, {
           reason: 'expiry',
@@ -282,33 +277,7 @@ export class SessionTimers {
     // Only groups where a rebalance timeout can have run out need their members read.
     const deadline = scan.revokeDeadline;
     if (deadline === null || (deadline !== undefined && scan.now <= deadline)) return;
-    await this.checkRebalanceTimeouts(
-      groupId,
-      scan.version,
-      scan.now,
-      Math.max(freshAt, restoredAt),
-    );
-  }
-
-  /**
-   * When the group's scripts last saw the Redis clock come back from a step back
-   * (`-Infinity`: never), logged once per return. Until a session timeout after it, heartbeats
-   * timed while the clock was back may look older than they are, whether or not this replica
-   * scanned meanwhile, so the group's timers count from it.
-   */
-  private noticeClockRestored(groupId: string, scan: GroupScan, sessionTimeoutMs: number): number {
-    const restored = scan.clockRestored;
-    if (restored === null) return Number.NEGATIVE_INFINITY;
-    if (
-      this.restoresLogged.get(groupId) !== restored.at &&
-      scan.now - restored.at < sessionTimeoutMs
-    ) {
-      this.restoresLogged.set(groupId, restored.at);
-      this.logger.warn(
-        `group ${groupId}: the Redis clock stepped back by about ${restored.backMs} ms and came back (an NTP step?): heartbeats timed meanwhile may look older than they are, so none of its members expires before ${sessionTimeoutMs} ms after that`,
-      );
-    }
-    return restored.at;
+    await this.checkRebalanceTimeouts(groupId, scan.version, scan.now, freshAt);
   }
 
   private async checkRebalanceTimeouts(

@@ -1,12 +1,10 @@
 import type { LuaScript } from '@redis-stream-coordinator/nestjs/internal';
-import { GROUP_CLOCK_LUA } from './group-clock.lua.js';
 
 /**
  * Lua scripts of the group store. Every script touches only the keys of one group, which share
  * the hash tag `{@g:<group>}`, so they run on Redis Cluster too. KEYS are always:
  * 1 meta (hash), 2 members (hash), 3 targets (hash), 4 seen (sorted set: member → last heartbeat,
- * Redis clock ms), 5 events (stream). Those that time a heartbeat or a scan read the clock through
- * `GROUP_CLOCK_LUA`, which keeps the group's record of it (steps back) in the meta hash.
+ * Redis clock ms), 5 events (stream).
  */
 
 /**
@@ -45,7 +43,7 @@ import { GROUP_CLOCK_LUA } from './group-clock.lua.js';
 export const COMMIT_SCRIPT: LuaScript = {
   name: 'rscCoordCommit',
   numberOfKeys: 5,
-  lua: `${GROUP_CLOCK_LUA}
+  lua: `
 local p = cjson.decode(ARGV[1])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= p.v then return {0, cur} end
@@ -59,7 +57,8 @@ if p.stale then
     if s and tonumber(s) > tonumber(c[2]) then return {-1, cur} end
   end
 end
-local now = groupNow(true)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], 'version', p.nv, 'commitId', p.nci)
 if p.meta then
   for k, val in pairs(p.meta) do redis.call('HSET', KEYS[1], k, val) end
@@ -123,13 +122,14 @@ return {1, now, created}
 export const TOUCH_SCRIPT: LuaScript = {
   name: 'rscCoordTouch',
   numberOfKeys: 5,
-  lua: `${GROUP_CLOCK_LUA}
+  lua: `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
 local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
 if cur > 0 and stored[1] and stored[1] ~= ARGV[2] then return {0, cur} end
 if cur > 0 and stored[2] and stored[2] ~= ARGV[3] then return {0, cur} end
-local now = groupNow(cur > 0)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 4, #ARGV do
   if ARGV[i] ~= '' then redis.call('ZADD', KEYS[4], now, ARGV[i]) end
 end
@@ -152,30 +152,27 @@ return redis.call('HDEL', KEYS[1], 'pendingFences')
 };
 
 /**
- * Session scan: returns
- * `{nowMs, version, revokeDeadline, restoredAt, restoredFrom, id1, seen1, id2, seen2, ...}` —
- * members whose last heartbeat is older than ARGV[1] ms, each with that heartbeat's time (an
- * expiry commits only if it is unchanged). `revokeDeadline` is the earliest time a member's
- * rebalance timeout can run out (`-1`: nobody is revoking; `-2`: not recorded). `restoredAt` and
- * `restoredFrom` are the group's record of the clock's last return from a step back
- * (`GROUP_CLOCK_LUA`; `-1` and `0` when none). A last heartbeat later than now (the Redis clock
- * stepped back since it was timed) is set to now first: otherwise a member that stopped just
- * before the step would keep its shards for the length of the step.
+ * Session scan: returns `{nowMs, version, revokeDeadline, id1, seen1, id2, seen2, ...}` — members
+ * whose last heartbeat is older than ARGV[1] ms, each with that heartbeat's time (an expiry commits
+ * only if it is unchanged). `revokeDeadline` is the earliest time a member's rebalance timeout can
+ * run out (`-1`: nobody is revoking; `-2`: not recorded). A last heartbeat later than now (the
+ * Redis clock stepped back since it was timed) is set to now first: otherwise a member that
+ * stopped just before the step would keep its shards for the length of the step.
  */
 export const SCAN_SCRIPT: LuaScript = {
   name: 'rscCoordScan',
   numberOfKeys: 5,
-  lua: `${GROUP_CLOCK_LUA}
+  lua: `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local meta = redis.call('HMGET', KEYS[1], 'version', 'revokeDeadline')
 local cur = tonumber(meta[1] or '0')
-local now = groupNow(cur > 0)
 local deadline = -2
 if meta[2] then deadline = tonumber(meta[2]) or -1 end
 local ahead = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf')
 -- (pcall: refused at maxmemory, the scan still reports; the next one tries again)
 for _, id in ipairs(ahead) do redis.pcall('ZADD', KEYS[4], now, id) end
-local restored = redis.call('HMGET', KEYS[1], 'clockRestoredAt', 'clockRestoredFrom')
-local out = {now, cur, deadline, tonumber(restored[1] or '-1'), tonumber(restored[2] or '0')}
+local out = {now, cur, deadline}
 local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[1])), 'WITHSCORES')
 for _, v in ipairs(stale) do out[#out + 1] = v end
 return out
@@ -185,9 +182,8 @@ return out
 /**
  * Deletes an empty group: only if at the expected commit (ARGV: version, `createdAt`, `commitId`)
  * and it has no members. Leaves the meta hash holding only `incarnationFloor` (the deleted
- * incarnation's `createdAt`, which the next creating commit stamps above) and the group's record
- * of the clock (`GROUP_CLOCK_LUA`: a re-creation while the clock is stepped back must still see
- * that it is); no `version`, so the group does not exist: one small hash per deleted group name.
+ * incarnation's `createdAt`, which the next creating commit stamps above; no `version`, so the
+ * group does not exist): one small hash per deleted group name.
  */
 export const DELETE_GROUP_SCRIPT: LuaScript = {
   name: 'rscCoordDeleteGroup',
@@ -199,12 +195,8 @@ local stored = redis.call('HMGET', KEYS[1], 'createdAt', 'commitId')
 if stored[1] and stored[1] ~= ARGV[2] then return 0 end
 if stored[2] and stored[2] ~= ARGV[3] then return 0 end
 if redis.call('HLEN', KEYS[2]) > 0 then return -1 end
-local clock = redis.call('HMGET', KEYS[1], 'clockHigh', 'clockBack', 'clockRestoredAt', 'clockRestoredFrom')
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if stored[1] then redis.call('HSET', KEYS[1], 'incarnationFloor', stored[1]) end
-for i, field in ipairs({'clockHigh', 'clockBack', 'clockRestoredAt', 'clockRestoredFrom'}) do
-  if clock[i] then redis.call('HSET', KEYS[1], field, clock[i]) end
-end
 return 1
 `,
 };

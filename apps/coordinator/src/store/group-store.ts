@@ -101,12 +101,6 @@ export interface GroupScan {
   readonly revokeDeadline: number | null | undefined;
   /** Members with no heartbeat for the timeout, and the time of their last one (Redis clock). */
   readonly stale: ReadonlyArray<{ readonly memberId: string; readonly seenAt: number }>;
-  /**
-   * The last time the group's scripts saw the Redis clock come back after it had stepped back,
-   * and how far back it had been (ms); `null` when they never did. Heartbeats made meanwhile
-   * look up to `backMs` older than they are.
-   */
-  readonly clockRestored: { readonly at: number; readonly backMs: number } | null;
 }
 
 /** Event-log retention. */
@@ -323,15 +317,13 @@ export class GroupStore {
       String(timeoutMs),
     ])) as Array<number | string>;
     const deadline = Number(out[2]);
-    const restoredAt = Number(out[3]);
     return {
       now: Number(out[0]),
       version: Number(out[1]),
       revokeDeadline: deadline === -1 ? null : deadline === -2 ? undefined : deadline,
-      clockRestored: restoredAt === -1 ? null : { at: restoredAt, backMs: Number(out[4]) },
-      stale: Array.from({ length: Math.floor((out.length - 5) / 2) }, (_, k) => ({
-        memberId: String(out[5 + 2 * k]),
-        seenAt: Number(out[6 + 2 * k]),
+      stale: Array.from({ length: Math.floor((out.length - 3) / 2) }, (_, k) => ({
+        memberId: String(out[3 + 2 * k]),
+        seenAt: Number(out[4 + 2 * k]),
       })),
     };
   }
