@@ -16,16 +16,20 @@ function timersOver(
     revokeDeadline?: number;
   },
   revoking: ReadonlyArray<{ memberId: string; revokeStartedAt: number }> = [],
-  groupIds: readonly string[] = ['g'],
+  groupIds: readonly string[] | (() => readonly string[]) = ['g'],
+  /** Runs after a scan is sent, before it is answered. */
+  onScan: (groupId: string) => void = () => undefined,
 ) {
+  const listed = (): readonly string[] => (typeof groupIds === 'function' ? groupIds() : groupIds);
   let mono = 0;
   const expire = vi.fn(
     async (_groupId: string, _memberId: string, _condition: unknown) => undefined,
   );
   const warn = vi.fn();
   const store = {
-    listGroupIds: async () => [...groupIds],
+    listGroupIds: async () => [...listed()],
     scan: async (groupId: string): Promise<GroupScan> => {
+      onScan(groupId);
       mono += 5;
       const { now, stale = [], revokeDeadline = null } = next(groupId);
       return {
@@ -52,7 +56,7 @@ function timersOver(
           ),
         },
       };
-      return new Map(groupIds.includes('g') ? [['g', cached]] : []);
+      return new Map(listed().includes('g') ? [['g', cached]] : []);
     },
     expire,
   } as unknown as GroupCoordinator;
@@ -65,6 +69,7 @@ function timersOver(
     wait: (ms: number) => {
       mono += ms;
     },
+    restartClock: () => timers.restartClock(),
   };
 }
 
@@ -207,24 +212,90 @@ describe('SessionTimers', () => {
     );
   });
 
-  it("a jump of one group's clock restarts every timer, logged once per tick", async () => {
-    const groups = ['a', 'b', 'c'];
+  it("a jump of some groups' clocks restarts every timer, logged once per tick", async () => {
+    // c is scanned first and its clock did not jump; a silent member of c is spared all the same
+    const groups = ['c', 'a', 'b'];
     let now = 1_000_000;
     let jumped = 0;
-    const t = timersOver((groupId) => ({ now: groupId === 'c' ? now : now + jumped }), [], groups);
-    await t.timers.tick();
-    t.wait(100);
-    now += 115;
-    await t.timers.tick();
+    const t = timersOver(
+      (groupId) => ({
+        now: groupId === 'c' ? now : now + jumped,
+        stale: groupId === 'c' && jumped > 0 ? ['m2'] : [],
+      }),
+      [],
+      groups,
+    );
+    for (let i = 0; i < 31; i++) {
+      await t.timers.tick();
+      t.wait(100);
+      now += 115;
+    }
     expect(t.warn).not.toHaveBeenCalled();
-    t.wait(100);
-    now += 115;
     jumped = 20_000;
     await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
     expect(t.warn).toHaveBeenCalledTimes(1);
     expect(String(t.warn.mock.calls[0]?.[0])).toMatch(
       /jumped ahead by about 199\d\d ms \(2 groups\)/,
     );
+  });
+
+  it('a group first listed in the tick of a jump, ahead of known groups, is judged after the jump is seen', async () => {
+    let now = 1_000_000;
+    let groups = ['b'];
+    let jumped = false;
+    const t = timersOver(
+      (groupId) => ({ now, stale: groupId === 'a' && jumped ? ['m'] : [] }),
+      [],
+      () => groups,
+    );
+    for (let i = 0; i < 8; i++) {
+      await t.timers.tick(); // 'b' only; 8 × 600 ms is past the fresh period
+      t.wait(600);
+      now += 605;
+    }
+    groups = ['a', 'b']; // the 9th tick reads the list again
+    now += 20_000; // and Redis's clock jumped 20 s
+    jumped = true;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    expect(String(t.warn.mock.calls[0]?.[0])).toContain('jumped ahead');
+  });
+
+  it('a scan sent before a reconnect and answered after it does not move the fresh period back', async () => {
+    let now = 1_000_000;
+    let stale: string[] = [];
+    let outage = false;
+    const t = timersOver(
+      () => ({ now, stale }),
+      [],
+      ['g'],
+      () => {
+        if (!outage) return;
+        outage = false;
+        // the scan waits in the client's queue while Redis is away for 20 s; the reconnect
+        // restarts the timers before the resent scan is answered
+        t.wait(20_000);
+        now += 20_000;
+        t.restartClock();
+        stale = ['m2']; // nobody could heartbeat meanwhile
+      },
+    );
+    for (let i = 0; i < 5; i++) {
+      await t.timers.tick();
+      t.wait(100);
+      now += 105;
+    }
+    outage = true;
+    await t.timers.tick();
+    t.wait(100);
+    now += 105;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    t.wait(2900);
+    now += 2905;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledTimes(1);
   });
 
   it('no step is seen while Redis time and this replica keep pace, slow scans included', async () => {

@@ -86,7 +86,7 @@ export interface IndexRepairSchedule {
 export class SessionTimers {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  /** Start of the fresh period, on this replica's monotonic clock (`null`: from the next scan). */
+  /** Start of the fresh period, on this replica's monotonic clock (`null`: from the first scan). */
   private freshSince: number | null = null;
   private groupIds: string[] = [];
   private ticks = 0;
@@ -124,9 +124,13 @@ export class SessionTimers {
     this.timer.unref();
   }
 
-  /** Every member's timer starts over (after a reconnect to Redis). */
+  /**
+   * Every member's timer starts over (after a reconnect to Redis), from now: a scan sent before
+   * and answered after it (ioredis resends it on the new connection) does not move the start
+   * back.
+   */
   restartClock(): void {
-    this.freshSince = null;
+    this.freshSince = this.monotonic();
     this.previousScans.clear();
   }
 
@@ -149,7 +153,11 @@ export class SessionTimers {
     }
     await this.repairIndex();
     const sessionTimeoutMs = this.coordinator.rules.sessionTimeoutMs;
+    // Every group is scanned, and compared with its previous scan, before any is handled: a group
+    // scanned for the first time has nothing to compare with, and a jump the others show must
+    // restart the timers before its members are judged.
     const steps = new ClockSteps();
+    const scanned: Array<{ groupId: string; scan: GroupScan; sentAt: number }> = [];
     try {
       for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
         // One round trip for a whole batch of groups (commands sent together are pipelined).
@@ -162,11 +170,14 @@ export class SessionTimers {
         for (const [k, groupId] of batch.entries()) {
           const scan = scans[k] as GroupScan;
           this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
-          await this.handleScan(groupId, scan, timing.sentAt, sessionTimeoutMs);
+          scanned.push({ groupId, scan, sentAt });
         }
       }
     } finally {
       this.reportClockSteps(steps, sessionTimeoutMs);
+    }
+    for (const { groupId, scan, sentAt } of scanned) {
+      await this.handleScan(groupId, scan, sentAt, sessionTimeoutMs);
     }
   }
 
@@ -193,7 +204,7 @@ export class SessionTimers {
     const longest = timing.receivedAt - previous.sentAt;
     const ahead = advanced - longest;
     if (ahead > tolerance(longest)) {
-      this.freshSince = timing.receivedAt;
+      this.freshSince = Math.max(this.freshSince ?? timing.receivedAt, timing.receivedAt);
       steps.ahead(ahead);
       return;
     }
