@@ -68,6 +68,8 @@ export interface RedisClusterOptions {
   masters?: number;
   /** How long to wait for the cluster to be ready (see {@link startRedisCluster}); default 30 s. */
   readyTimeoutMs?: number;
+  /** Extra environment of master `index` (0-based), e.g. a clock shim's. */
+  nodeEnv?: (index: number) => Readonly<Record<string, string>>;
 }
 
 const HOST = '127.0.0.1';
@@ -101,7 +103,9 @@ export async function startRedisCluster(
   };
   const untrack = trackRedisProcess({ dispose: stop });
   try {
-    for (let i = 0; i < masters; i++) servers.push(await startClusterNode(dir.path));
+    for (let i = 0; i < masters; i++) {
+      servers.push(await startClusterNode(dir.path, options.nodeEnv?.(i) ?? {}));
+    }
     const nodes = servers.map((s) => ({ host: HOST, port: s.port }));
     await execFileAsync(
       redisCli,
@@ -150,7 +154,10 @@ export async function startRedisCluster(
   }
 }
 
-async function startClusterNode(root: string): Promise<RedisServerProcess> {
+async function startClusterNode(
+  root: string,
+  env: Readonly<Record<string, string>>,
+): Promise<RedisServerProcess> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePortPair();
@@ -172,6 +179,7 @@ async function startClusterNode(root: string): Promise<RedisServerProcess> {
           '--appendonly',
           'no',
         ],
+        env,
       });
     } catch (error) {
       lastError = error; // most likely a port taken between the check and the bind: retry
