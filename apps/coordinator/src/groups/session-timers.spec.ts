@@ -4,6 +4,8 @@ import type { GroupCoordinator } from './group-coordinator.js';
 import { SessionTimers } from './session-timers.js';
 
 const SESSION_MS = 3000;
+/** Groups the timers scan per round trip. */
+const SCAN_BATCH_SIZE = 32;
 
 /**
  * Timers over one group `g` whose scans answer `next()` (the Redis clock and the stale members),
@@ -260,6 +262,63 @@ describe('SessionTimers', () => {
     await t.timers.tick();
     expect(t.expire).not.toHaveBeenCalled();
     expect(String(t.warn.mock.calls[0]?.[0])).toContain('jumped ahead');
+  });
+
+  it('a jump shown only by a later batch spares the members of new groups in an earlier one', async () => {
+    let now = 1_000_000;
+    // 'z' is known; 32 new groups, sorted before it, fill the first batch of the jump's tick
+    const fresh = Array.from(
+      { length: SCAN_BATCH_SIZE },
+      (_, k) => `a${String(k).padStart(2, '0')}`,
+    );
+    let groups = ['z'];
+    let jumped = false;
+    const t = timersOver(
+      (groupId) => ({ now, stale: groupId === 'a00' && jumped ? ['m'] : [] }),
+      [],
+      () => groups,
+    );
+    for (let i = 0; i < 8; i++) {
+      await t.timers.tick();
+      t.wait(600);
+      now += 605;
+    }
+    groups = [...fresh, 'z'];
+    now += 20_000;
+    jumped = true;
+    await t.timers.tick();
+    expect(t.expire).not.toHaveBeenCalled();
+    expect(String(t.warn.mock.calls[0]?.[0])).toContain('jumped ahead');
+  });
+
+  it('a group whose scan fails is skipped; the others are still judged', async () => {
+    let now = 1_000_000;
+    let failing = false;
+    const groups = Array.from({ length: 40 }, (_, k) => `g${String(k).padStart(2, '0')}`);
+    const t = timersOver(
+      (groupId) => {
+        if (failing && groupId === 'g35') throw new Error('WRONGTYPE');
+        return { now, stale: failing && groupId === 'g00' ? ['m'] : [] };
+      },
+      [],
+      groups,
+    );
+    for (let i = 0; i < 31; i++) {
+      await t.timers.tick();
+      t.wait(100);
+      now += 105;
+    }
+    failing = true;
+    await t.timers.tick();
+    expect(t.expire).toHaveBeenCalledWith(
+      'g00',
+      'm',
+      expect.objectContaining({ reason: 'expiry' }),
+    );
+    expect(t.warn).toHaveBeenCalledTimes(1);
+    expect(String(t.warn.mock.calls[0]?.[0])).toContain(
+      'could not scan 1 of 40 groups (g35: Error: WRONGTYPE)',
+    );
   });
 
   it('a scan sent before a reconnect and answered after it does not move the fresh period back', async () => {

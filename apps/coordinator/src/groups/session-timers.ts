@@ -156,25 +156,34 @@ export class SessionTimers {
     // Every group is scanned, and compared with its previous scan, before any is handled: a group
     // scanned for the first time has nothing to compare with, and a jump the others show must
     // restart the timers before its members are judged.
+    // A group whose scan fails is skipped this tick (logged once); the others are still judged.
     const steps = new ClockSteps();
     const scanned: Array<{ groupId: string; scan: GroupScan; sentAt: number }> = [];
-    try {
-      for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
-        // One round trip for a whole batch of groups (commands sent together are pipelined).
-        const batch = this.groupIds.slice(i, i + SCAN_BATCH);
-        const sentAt = this.monotonic();
-        const scans = await Promise.all(
-          batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
-        );
-        const timing = { sentAt, receivedAt: this.monotonic() };
-        for (const [k, groupId] of batch.entries()) {
-          const scan = scans[k] as GroupScan;
-          this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
-          scanned.push({ groupId, scan, sentAt });
+    const failed: Array<{ groupId: string; reason: unknown }> = [];
+    for (let i = 0; i < this.groupIds.length; i += SCAN_BATCH) {
+      // One round trip for a whole batch of groups (commands sent together are pipelined).
+      const batch = this.groupIds.slice(i, i + SCAN_BATCH);
+      const sentAt = this.monotonic();
+      const scans = await Promise.allSettled(
+        batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
+      );
+      const timing = { sentAt, receivedAt: this.monotonic() };
+      for (const [k, groupId] of batch.entries()) {
+        const result = scans[k] as PromiseSettledResult<GroupScan>;
+        if (result.status === 'rejected') {
+          failed.push({ groupId, reason: result.reason });
+          continue;
         }
+        this.noticeClockJump(groupId, result.value.now, timing, sessionTimeoutMs, steps);
+        scanned.push({ groupId, scan: result.value, sentAt });
       }
-    } finally {
-      this.reportClockSteps(steps, sessionTimeoutMs);
+    }
+    this.reportClockSteps(steps, sessionTimeoutMs);
+    const [first] = failed;
+    if (first) {
+      this.logger.warn(
+        `session timers: could not scan ${failed.length} of ${this.groupIds.length} groups (${first.groupId}: ${String(first.reason)}); the others are checked`,
+      );
     }
     for (const { groupId, scan, sentAt } of scanned) {
       await this.handleScan(groupId, scan, sentAt, sessionTimeoutMs);
