@@ -327,7 +327,7 @@ export class GroupCoordinator {
   private async get(groupId: string): Promise<CachedGroup> {
     let cached = this.cache.get(groupId);
     if (!cached) {
-      const loaded = await this.store.load(groupId, this.clock.now());
+      const loaded = await this.store.load(groupId, this.clock.now(groupId));
       await this.registry.ensureAtLeast(loaded.catalogVersion);
       // The last change's fence writes may never have happened (its writer crashed, or Redis
       // failed in between): write them again; version order makes this safe in any case.
@@ -365,7 +365,7 @@ export class GroupCoordinator {
       if (outcome.kind === 'retry') continue;
       const touched = await outcome.touched;
       if (touched.ok) {
-        this.clock.observe(touched.now);
+        this.clock.observe(touched.now, groupId);
         return outcome.result;
       }
       // Lost to a change: ours (the cache already moved on) or another replica's (reload).
@@ -381,7 +381,7 @@ export class GroupCoordinator {
     plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
   ): Promise<AttemptOutcome<T>> {
     const cached = await this.get(groupId);
-    const txn = new GroupTransaction(cached.state, this.clock.now());
+    const txn = new GroupTransaction(cached.state, this.clock.now(groupId));
     let step: MutationPlan<T>;
     try {
       step = plan(txn, cached);
@@ -404,7 +404,7 @@ export class GroupCoordinator {
         this.conflict(groupId);
         return RETRY;
       }
-      this.clock.observe(touched.now);
+      this.clock.observe(touched.now, groupId);
       try {
         await this.ensureFences(groupId, cached, step);
       } catch (error) {
@@ -428,7 +428,7 @@ export class GroupCoordinator {
       this.conflict(groupId);
       return RETRY;
     }
-    this.clock.observe(written.now);
+    this.clock.observe(written.now, groupId);
     const nudges = this.nudgeTargets(txn, ownership, step.touch);
     txn.commit(written.version, { createdAt: written.createdAt, commitId: written.commitId });
     const created = !cached.exists;

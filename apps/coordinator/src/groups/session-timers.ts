@@ -213,7 +213,7 @@ export class SessionTimers {
     const longest = timing.receivedAt - previous.sentAt;
     const ahead = advanced - longest;
     if (ahead > tolerance(longest)) {
-      this.freshSince = Math.max(this.freshSince ?? timing.receivedAt, timing.receivedAt);
+      this.freshSince = Math.max(this.freshSince ?? -Infinity, timing.receivedAt);
       steps.ahead(ahead);
       return;
     }
@@ -275,7 +275,7 @@ export class SessionTimers {
     sentAt: number,
     sessionTimeoutMs: number,
   ): Promise<void> {
-    this.coordinator.clock.observe(scan.now);
+    this.coordinator.clock.observe(scan.now, groupId);
     if (scan.version === 0) {
       // Deleted, its removal from the index lost (re-indexed if it was created again meanwhile).
       await this.store.unindex(groupId);

@@ -1,25 +1,55 @@
 /**
+ * Beyond this many groups, the estimate of the group observed least recently is dropped (it falls
+ * back to the shared estimate until its group is observed again).
+ */
+const MAX_GROUP_CLOCKS = 65_536;
+
+/** Corrections larger than this are taken at once; smaller ones are smoothed. */
+const JUMP_MS = 1000;
+
+/**
  * The coordinator's notion of "now": Redis server time, estimated locally. Every Lua call returns
  * Redis's clock; the offset to the local clock is tracked so all replicas time sessions and
  * rebalances against one clock (Redis's), whatever their own clocks say.
+ *
+ * On Redis Cluster each group lives on one master, and masters' clocks may disagree
+ * (docs/protocol.md §4.6). So an observation made for a group also updates an estimate kept for
+ * that group alone, and the times stamped into a group (a revocation's start) come from it: they
+ * are compared later with that group's own Redis time. The shared estimate, moved by every
+ * observation, serves groups not observed yet and everything not kept in a group.
  */
 export class RedisClock {
-  private offsetMs = 0;
-  private calibrated = false;
+  private shared: number | undefined;
+  private readonly groups = new Map<string, number>();
 
-  /** Records a Redis timestamp observed around local time `localAt` (default: now). */
-  observe(redisNowMs: number, localAt: number = Date.now()): void {
+  /**
+   * Records a Redis timestamp observed around local time `localAt` (default: now), read from the
+   * Redis server that holds `group` when one is given.
+   */
+  observe(redisNowMs: number, group?: string, localAt: number = Date.now()): void {
     const offset = redisNowMs - localAt;
-    // Smooth small jitter, jump on large corrections (e.g. a Redis failover to another host).
-    this.offsetMs =
-      !this.calibrated || Math.abs(offset - this.offsetMs) > 1000
-        ? offset
-        : this.offsetMs * 0.8 + offset * 0.2;
-    this.calibrated = true;
+    this.shared = smooth(this.shared, offset);
+    if (group === undefined) return;
+    const previous = this.groups.get(group);
+    // Re-inserted, so the map's order is the order of last observation.
+    this.groups.delete(group);
+    this.groups.set(group, smooth(previous, offset));
+    if (this.groups.size > MAX_GROUP_CLOCKS) {
+      const oldest = this.groups.keys().next().value;
+      if (oldest !== undefined) this.groups.delete(oldest);
+    }
   }
 
-  /** Estimated Redis time, ms. */
-  now(): number {
-    return Math.round(Date.now() + this.offsetMs);
+  /** Estimated Redis time, ms: that of the server holding `group` when one is given. */
+  now(group?: string): number {
+    const offset = (group === undefined ? undefined : this.groups.get(group)) ?? this.shared ?? 0;
+    return Math.round(Date.now() + offset);
   }
+}
+
+/** Smooths small jitter, jumps on large corrections (e.g. a Redis failover to another host). */
+function smooth(current: number | undefined, offset: number): number {
+  return current === undefined || Math.abs(offset - current) > JUMP_MS
+    ? offset
+    : current * 0.8 + offset * 0.2;
 }

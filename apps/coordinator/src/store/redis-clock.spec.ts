@@ -1,0 +1,64 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RedisClock } from './redis-clock.js';
+
+describe('RedisClock', () => {
+  const local = 1_700_000_000_000;
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(local);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reads the local clock until Redis was observed', () => {
+    expect(new RedisClock().now()).toBe(local);
+    expect(new RedisClock().now('g')).toBe(local);
+  });
+
+  it("keeps each group's clock apart: masters 5 s apart stamp each group on its own", () => {
+    const clock = new RedisClock();
+    clock.observe(local + 5000, 'ahead');
+    clock.observe(local, 'behind');
+    expect(clock.now('ahead')).toBe(local + 5000);
+    expect(clock.now('behind')).toBe(local);
+    // The shared estimate follows the last observation, whichever group it came from.
+    expect(clock.now()).toBe(local);
+    clock.observe(local + 5000, 'ahead');
+    expect(clock.now()).toBe(local + 5000);
+    expect(clock.now('behind')).toBe(local);
+  });
+
+  it('a group not observed yet falls back to the shared estimate', () => {
+    const clock = new RedisClock();
+    clock.observe(local + 300);
+    expect(clock.now('new')).toBe(local + 300);
+  });
+
+  it('smooths small corrections and takes large ones at once', () => {
+    const clock = new RedisClock();
+    clock.observe(local + 100, 'g');
+    clock.observe(local + 200, 'g');
+    expect(clock.now('g')).toBe(local + 120);
+    clock.observe(local + 3000, 'g');
+    expect(clock.now('g')).toBe(local + 3000);
+  });
+
+  it('the observation time may be given (a reply read later than Redis answered)', () => {
+    const clock = new RedisClock();
+    clock.observe(local + 1000, 'g', local + 400);
+    expect(clock.now('g')).toBe(local + 600);
+  });
+
+  it('bounds the groups it keeps: the least recently observed is dropped first', () => {
+    const clock = new RedisClock();
+    clock.observe(local + 5000, 'first');
+    clock.observe(local + 7000, 'kept');
+    for (let i = 0; i < 65_535; i++) clock.observe(local, `g${i}`);
+    // 'first' was observed least recently and is dropped; 'kept' is refreshed.
+    clock.observe(local + 7000, 'kept');
+    clock.observe(local, 'one-more');
+    expect(clock.now('first')).toBe(local);
+    expect(clock.now('kept')).toBe(local + 7000);
+  });
+});
