@@ -87,7 +87,10 @@ async function probe(cluster: ChaosCluster, group: string): Promise<string> {
       ownerField(group),
     );
     if (!token?.endsWith(':y')) {
-      throw new Error(`shard ${shard} of the re-created ${group}: the fence names ${token}, not y`);
+      const evidence = await fenceEvidence(redis, keys, group, keys.shardKey(CHAOS_STREAM, shard));
+      throw new Error(
+        `shard ${shard} of the re-created ${group}: the fence names ${token}, not y (${evidence})`,
+      );
     }
   }
   await expect(
@@ -97,4 +100,19 @@ async function probe(cluster: ChaosCluster, group: string): Promise<string> {
   );
   await expect(`DELETE ${group} on A`, 204, api(first.port, TEST_TOKENS.admin).delete(path));
   return `the re-created group's fence names its member on ${shards.length} shard(s)`;
+}
+
+/** What a failed fence check saw: the shard's meta hash, the group's meta and its latest events. */
+async function fenceEvidence(
+  redis: Redis,
+  keys: KeySpace,
+  group: string,
+  shardKey: string,
+): Promise<string> {
+  const [shardMeta, groupMeta, events] = await Promise.all([
+    redis.hgetall(shardMetaKey(shardKey)),
+    redis.hgetall(keys.groupMetaKey(group)),
+    redis.xrevrange(keys.groupEventsKey(group), '+', '-', 'COUNT', 8),
+  ]).catch((error: unknown) => [String(error), '', ''] as const);
+  return `shard meta ${JSON.stringify(shardMeta)}; group meta ${JSON.stringify(groupMeta)}; latest events ${JSON.stringify(events)}`;
 }
