@@ -28,7 +28,8 @@ export function entryIdTime(id: string): number {
  * (reason `undecodable`, no retries) whatever the handler did next.
  *
  * `publishedAt` is computed from the id when first read; {@link toJSON} includes it and the
- * payload, so the message serializes as JSON like a literal with every field would.
+ * payload, so the message serializes as JSON like a literal with every field would. Both are
+ * getters, so an object spread (`{ ...message }`) leaves them out: copy with {@link toJSON}.
  *
  * Construct one with a decoded payload to unit-test a handler:
  * `new ShardMessage('1-0', 'orders', 0, 'customer-1', { total: 3 }, {}, 1)`.
