@@ -327,7 +327,11 @@ export class GroupCoordinator {
   private async get(groupId: string): Promise<CachedGroup> {
     let cached = this.cache.get(groupId);
     if (!cached) {
-      const loaded = await this.store.load(groupId, this.clock.now(groupId));
+      const loaded = await this.store.load(groupId);
+      // Before any time is stamped into the group: on Redis Cluster its master's clock may not be
+      // the one this replica heard from last (docs/protocol.md §4.6). (Not kept for a group that
+      // does not exist: a lookup of a random id leaves nothing behind.)
+      this.clock.observe(loaded.now, loaded.exists ? groupId : undefined);
       await this.registry.ensureAtLeast(loaded.catalogVersion);
       // The last change's fence writes may never have happened (its writer crashed, or Redis
       // failed in between): write them again; version order makes this safe in any case.

@@ -44,7 +44,7 @@ function timersOver(
   } as unknown as GroupStore;
   const coordinator = {
     rules: { sessionTimeoutMs: SESSION_MS },
-    clock: { observe: () => undefined },
+    clock: { observe: () => undefined, retainGroups: () => undefined },
     cachedGroups: () => {
       const cached = {
         exists: true,

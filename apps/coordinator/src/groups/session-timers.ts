@@ -149,6 +149,7 @@ export class SessionTimers {
       for (const groupId of this.previousScans.keys()) {
         if (!listed.has(groupId)) this.previousScans.delete(groupId);
       }
+      this.coordinator.clock.retainGroups(listed);
       await this.reindexCachedGroups();
     }
     await this.repairIndex();
@@ -168,12 +169,15 @@ export class SessionTimers {
         batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
       );
       const timing = { sentAt, receivedAt: this.monotonic() };
+      const receivedWallAt = Date.now();
       for (const [k, groupId] of batch.entries()) {
         const result = scans[k] as PromiseSettledResult<GroupScan>;
         if (result.status === 'rejected') {
           failed.push({ groupId, reason: result.reason });
           continue;
         }
+        // At the answer, not when the group is handled (after the other groups' expiries).
+        this.coordinator.clock.observe(result.value.now, groupId, receivedWallAt);
         this.noticeClockJump(groupId, result.value.now, timing, sessionTimeoutMs, steps);
         scanned.push({ groupId, scan: result.value, sentAt });
       }
@@ -275,7 +279,6 @@ export class SessionTimers {
     sentAt: number,
     sessionTimeoutMs: number,
   ): Promise<void> {
-    this.coordinator.clock.observe(scan.now, groupId);
     if (scan.version === 0) {
       // Deleted, its removal from the index lost (re-indexed if it was created again meanwhile).
       await this.store.unindex(groupId);

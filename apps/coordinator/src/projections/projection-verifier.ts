@@ -47,10 +47,7 @@ export async function compareWithLive(
   defaultAssignor: string,
 ): Promise<ProjectionComparison> {
   const groupId = projection.groupId;
-  const [loaded, lastSeen] = await Promise.all([
-    store.load(groupId, Date.now()),
-    store.lastSeen(groupId),
-  ]);
+  const [loaded, lastSeen] = await Promise.all([store.load(groupId), store.lastSeen(groupId)]);
   const live = groupViews(loaded.state, lastSeen, defaultAssignor, catalog);
   const projected = groupViews(projectedGroupState(projection), lastSeen, defaultAssignor, catalog);
   const differences: string[] = [];

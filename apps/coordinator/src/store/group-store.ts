@@ -21,6 +21,7 @@ import {
   CLEAR_PENDING_FENCES_SCRIPT,
   COMMIT_SCRIPT,
   DELETE_GROUP_SCRIPT,
+  LOAD_SCRIPT,
   SCAN_SCRIPT,
   TOUCH_SCRIPT,
 } from './group-store.scripts.js';
@@ -47,6 +48,8 @@ export interface LoadedGroup {
    * by whoever loads the group.
    */
   readonly pendingFences: PendingFenceRecord | null;
+  /** The time (ms) of the Redis server holding the group, read with it. */
+  readonly now: number;
 }
 
 /** What a commit writes besides the transaction's staged records. */
@@ -132,13 +135,19 @@ export class GroupStore {
     ];
   }
 
-  /** Loads a group (an empty, non-existing one when nothing was written). */
-  async load(groupId: string, now: number): Promise<LoadedGroup> {
-    const [meta, members, targets] = await Promise.all([
-      this.redis.hgetall(this.keys.groupMetaKey(groupId)),
-      this.redis.hgetall(this.keys.groupMembersKey(groupId)),
-      this.redis.hgetall(this.keys.groupTargetsKey(groupId)),
-    ]);
+  /**
+   * Loads a group (an empty, non-existing one when nothing was written), with the time of the
+   * Redis server that holds it.
+   */
+  async load(groupId: string): Promise<LoadedGroup> {
+    const [now, metaPairs, memberPairs, targetPairs] = (await runScript(this.redis, LOAD_SCRIPT, [
+      this.keys.groupMetaKey(groupId),
+      this.keys.groupMembersKey(groupId),
+      this.keys.groupTargetsKey(groupId),
+    ])) as [number, string[], string[], string[]];
+    const meta = pairsToRecord(metaPairs);
+    const members = pairsToRecord(memberPairs);
+    const targets = pairsToRecord(targetPairs);
     const decoded = decodeMeta(meta);
     if (!decoded) {
       return {
@@ -146,6 +155,7 @@ export class GroupStore {
         exists: false,
         catalogVersion: 0,
         pendingFences: null,
+        now,
       };
     }
     const state = GroupState.fromRecords(
@@ -159,6 +169,7 @@ export class GroupStore {
       exists: true,
       catalogVersion: decoded.catalogVersion,
       pendingFences: meta.pendingFences ? currentPending(decoded.meta, meta.pendingFences) : null,
+      now,
     };
   }
 
@@ -487,4 +498,11 @@ function currentPending(meta: GroupState['meta'], stored: string): PendingFenceR
     commitId: meta.commitId,
     changes: record.changes,
   };
+}
+
+/** A flat `HGETALL` reply (`[field, value, ...]`) as a record. */
+function pairsToRecord(pairs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) out[pairs[i] as string] = pairs[i + 1] as string;
+  return out;
 }

@@ -50,15 +50,13 @@ describe('RedisClock', () => {
     expect(clock.now('g')).toBe(local + 600);
   });
 
-  it('bounds the groups it keeps: the least recently observed is dropped first', () => {
+  it('forgets the groups that no longer exist, which then fall back to the shared estimate', () => {
     const clock = new RedisClock();
-    clock.observe(local + 5000, 'first');
+    clock.observe(local + 5000, 'deleted');
     clock.observe(local + 7000, 'kept');
-    for (let i = 0; i < 65_535; i++) clock.observe(local, `g${i}`);
-    // 'first' was observed least recently and is dropped; 'kept' is refreshed.
-    clock.observe(local + 7000, 'kept');
-    clock.observe(local, 'one-more');
-    expect(clock.now('first')).toBe(local);
+    clock.observe(local);
+    clock.retainGroups(new Set(['kept', 'never-observed']));
+    expect(clock.now('deleted')).toBe(local);
     expect(clock.now('kept')).toBe(local + 7000);
   });
 });

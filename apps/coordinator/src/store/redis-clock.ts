@@ -1,9 +1,3 @@
-/**
- * Beyond this many groups, the estimate of the group observed least recently is dropped (it falls
- * back to the shared estimate until its group is observed again).
- */
-const MAX_GROUP_CLOCKS = 65_536;
-
 /** Corrections larger than this are taken at once; smaller ones are smoothed. */
 const JUMP_MS = 1000;
 
@@ -15,8 +9,10 @@ const JUMP_MS = 1000;
  * On Redis Cluster each group lives on one master, and masters' clocks may disagree
  * (docs/protocol.md §4.6). So an observation made for a group also updates an estimate kept for
  * that group alone, and the times stamped into a group (a revocation's start) come from it: they
- * are compared later with that group's own Redis time. The shared estimate, moved by every
- * observation, serves groups not observed yet and everything not kept in a group.
+ * are compared later with that group's own Redis time. A group is observed when it is loaded, so
+ * before anything is stamped into it, and at each commit, touch and session scan. The shared
+ * estimate, moved by every observation, serves everything not kept in a group. The session timers
+ * drop the estimates of groups that no longer exist ({@link retainGroups}).
  */
 export class RedisClock {
   private shared: number | undefined;
@@ -30,13 +26,13 @@ export class RedisClock {
     const offset = redisNowMs - localAt;
     this.shared = smooth(this.shared, offset);
     if (group === undefined) return;
-    const previous = this.groups.get(group);
-    // Re-inserted, so the map's order is the order of last observation.
-    this.groups.delete(group);
-    this.groups.set(group, smooth(previous, offset));
-    if (this.groups.size > MAX_GROUP_CLOCKS) {
-      const oldest = this.groups.keys().next().value;
-      if (oldest !== undefined) this.groups.delete(oldest);
+    this.groups.set(group, smooth(this.groups.get(group), offset));
+  }
+
+  /** Forgets the estimates of groups not in `existing` (deleted since they were observed). */
+  retainGroups(existing: ReadonlySet<string>): void {
+    for (const group of this.groups.keys()) {
+      if (!existing.has(group)) this.groups.delete(group);
     }
   }
 
