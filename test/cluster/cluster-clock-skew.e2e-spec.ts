@@ -143,12 +143,14 @@ describe('Redis Cluster masters with clocks apart', () => {
    * In `group`: `a` takes every shard through `api` and never gives any back, `b` joins; then
    * `revoker` (the replica `a`'s next heartbeat, the one that starts its revocation, goes to) hears
    * last from the master of `decoy` (a group on another master), and `a`'s revocation starts
-   * there. Resolves to how long after that heartbeat `a` was removed, while it kept heartbeating.
+   * there; `during` runs next. Resolves to how long after that heartbeat `a` was removed, while it
+   * kept heartbeating.
    */
   const revocationLasts = async (
     group: string,
     decoy: string,
     revoker: CoordinatorApi,
+    during: () => Promise<void> = async () => undefined,
   ): Promise<number> => {
     const joined = await beat(api, group, full('a', 0, []));
     const held = joined.assignment?.shards[0]?.shards ?? [];
@@ -175,6 +177,7 @@ describe('Redis Cluster masters with clocks apart', () => {
       }
     })().catch(() => undefined);
     try {
+      await during();
       let goneAfter = 0;
       await waitForNoProblems(
         async () => {
@@ -240,5 +243,28 @@ describe('Redis Cluster masters with clocks apart', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('a group moved to the master ahead mid-revocation: a step, nobody removed early', async () => {
+    // Its heartbeat times and the revocation's start were taken on the clock behind; on the
+    // master ahead they look 5 s older, past the 3 s session timeout. The move must read as a
+    // jump of the group's clock (every timer starts over), not expire `a` or cut its timeout.
+    const group = await groupOn(cluster.nodes[1]?.port, 'rt-moved');
+    const goneAfter = await revocationLasts(
+      group,
+      await groupOn(cluster.nodes[2]?.port, 'rt-decoy-d'),
+      api,
+      async () => {
+        const moved = await cluster.migrateKeySlot(
+          keys.groupMetaKey(group),
+          cluster.nodes[0] as { host: string; port: number },
+        );
+        expect(moved.keysMoved).toBeGreaterThan(0);
+      },
+    );
+    expect(goneAfter).toBeGreaterThanOrEqual(REBALANCE_TIMEOUT_MS - 100);
+    // Late by up to the move and one session-timer round (the timers restart at the move).
+    expect(goneAfter).toBeLessThan(REBALANCE_TIMEOUT_MS + 4000);
+    expect(coordinator.output()).toContain('the Redis clock jumped ahead');
   });
 });

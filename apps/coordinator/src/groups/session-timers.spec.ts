@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { GroupScan, GroupStore } from '../store/group-store.js';
+import type { ClockAdvance } from '../store/redis-clock.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { SessionTimers } from './session-timers.js';
 
@@ -21,6 +22,13 @@ function timersOver(
   groupIds: readonly string[] | (() => readonly string[]) = ['g'],
   /** Runs after a scan is sent, before it is answered. */
   onScan: (groupId: string) => void = () => undefined,
+  /** The coordinator's last reading of a group's Redis clock (`at`: the local monotonic time). */
+  lastObserved: (
+    groupId: string,
+    mono: number,
+  ) => { redisNow: number; at: number } | undefined = () => undefined,
+  /** Jumps the coordinator's other readings of groups' clocks showed since the last tick. */
+  advances: (mono: number) => Map<string, ClockAdvance> = () => new Map(),
 ) {
   const listed = (): readonly string[] => (typeof groupIds === 'function' ? groupIds() : groupIds);
   let mono = 0;
@@ -44,7 +52,12 @@ function timersOver(
   } as unknown as GroupStore;
   const coordinator = {
     rules: { sessionTimeoutMs: SESSION_MS },
-    clock: { observe: () => undefined, retainGroups: () => undefined },
+    clock: {
+      observe: () => undefined,
+      retainGroups: () => undefined,
+      takeAdvances: () => advances(mono),
+      lastObserved: (groupId: string) => lastObserved(groupId, mono),
+    },
     cachedGroups: () => {
       const cached = {
         exists: true,
@@ -76,6 +89,60 @@ function timersOver(
 }
 
 describe('SessionTimers', () => {
+  it('a jump a heartbeat read first restarts every timer before anyone is judged', async () => {
+    // A young group (not scanned by this replica yet) moved to a master 5 s ahead, and a
+    // heartbeat read that clock before the first scan: the scan finds nothing to compare with
+    // (the last reading is on the new clock already), so the heartbeat's reading must count.
+    const run = async (reported: boolean) => {
+      let groups: string[] = [];
+      const t = timersOver(
+        () => ({ now: 1_005_100, stale: ['a'] }),
+        [],
+        () => groups,
+        () => undefined,
+        (_groupId, mono) => ({ redisNow: 1_005_050, at: mono - 50 }),
+        (mono) =>
+          reported ? new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: mono - 50 }]]) : new Map(),
+      );
+      t.restartClock();
+      await t.timers.tick();
+      t.wait(4000);
+      groups = ['g'];
+      await t.timers.tick();
+      return t;
+    };
+    const restarted = await run(true);
+    expect(restarted.expire).not.toHaveBeenCalled();
+    expect(String(restarted.warn.mock.calls[0]?.[0])).toContain('the Redis clock jumped ahead');
+    expect((await run(false)).expire).toHaveBeenCalledTimes(1);
+  });
+
+  it("a group's first scan is compared with the coordinator's last reading of its clock", async () => {
+    // The group's heartbeat times were taken on a clock 5 s behind the master its slot moved to
+    // before this replica first scanned it: a jump, not a reason to expire its members.
+    const run = async (observed: boolean) => {
+      let groups: string[] = [];
+      const t = timersOver(
+        () => ({ now: 1_005_100, stale: ['a'] }),
+        [],
+        () => groups,
+        () => undefined,
+        (_groupId, mono) => (observed ? { redisNow: 1_000_000, at: mono - 100 } : undefined),
+      );
+      t.restartClock();
+      await t.timers.tick();
+      t.wait(4000);
+      groups = ['g'];
+      await t.timers.tick();
+      return t;
+    };
+    const compared = await run(true);
+    expect(compared.expire).not.toHaveBeenCalled();
+    expect(String(compared.warn.mock.calls[0]?.[0])).toContain('the Redis clock jumped ahead');
+    // Nothing to compare with: the member looks 5 s silent and is removed.
+    expect((await run(false)).expire).toHaveBeenCalledTimes(1);
+  });
+
   it('a member whose heartbeats stopped expires one session timeout after they did', async () => {
     let now = 1_000_000;
     const t = timersOver(() => ({ now, stale: now >= 1_003_000 ? ['m2'] : [] }));

@@ -74,7 +74,10 @@ export interface IndexRepairSchedule {
  * its Redis time cannot advance more than this replica's monotonic time from sending the first to
  * the answer of the second; more than that (plus a tolerance) is a jump. Each group is compared
  * with its own previous scan (on Redis Cluster, masters' clocks may disagree), and a jump in any
- * restarts every timer. The fresh period itself is timed on the monotonic clock.
+ * restarts every timer. The coordinator's other readings of a group's clock (loads, commits,
+ * heartbeats) are compared with each other by the `RedisClock`, and a jump they show
+ * restarts every timer too, before the tick judges anyone: a heartbeat may be the first to read
+ * the clock of a master a group moved to. The fresh period itself is timed on the monotonic clock.
  *
  * A step back is the mirror case: Redis time advanced less than the monotonic time from the first
  * scan's answer to sending the second. Heartbeats timed before it lie in Redis's future, so a
@@ -149,7 +152,10 @@ export class SessionTimers {
       for (const groupId of this.previousScans.keys()) {
         if (!listed.has(groupId)) this.previousScans.delete(groupId);
       }
-      this.coordinator.clock.retainGroups(listed);
+      // Cached groups too: one created since the list was read is indexed after its commit.
+      this.coordinator.clock.retainGroups(
+        new Set([...listed, ...this.coordinator.cachedGroups().keys()]),
+      );
       await this.reindexCachedGroups();
     }
     await this.repairIndex();
@@ -166,20 +172,31 @@ export class SessionTimers {
       const batch = this.groupIds.slice(i, i + SCAN_BATCH);
       const sentAt = this.monotonic();
       const scans = await Promise.allSettled(
-        batch.map((groupId) => this.store.scan(groupId, sessionTimeoutMs)),
+        batch.map((groupId) =>
+          this.store.scan(groupId, sessionTimeoutMs).then((scan) => ({ scan, wallAt: Date.now() })),
+        ),
       );
       const timing = { sentAt, receivedAt: this.monotonic() };
-      const receivedWallAt = Date.now();
       for (const [k, groupId] of batch.entries()) {
-        const result = scans[k] as PromiseSettledResult<GroupScan>;
+        const result = scans[k] as PromiseSettledResult<{ scan: GroupScan; wallAt: number }>;
         if (result.status === 'rejected') {
           failed.push({ groupId, reason: result.reason });
           continue;
         }
-        // At the answer, not when the group is handled (after the other groups' expiries).
-        this.coordinator.clock.observe(result.value.now, groupId, receivedWallAt);
-        this.noticeClockJump(groupId, result.value.now, timing, sessionTimeoutMs, steps);
-        scanned.push({ groupId, scan: result.value, sentAt });
+        const { scan, wallAt } = result.value;
+        this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
+        // Timed at its own answer, not the batch's; after the jump check, which may compare with
+        // the group's previous reading.
+        this.coordinator.clock.observe(scan.now, groupId, { localAt: wallAt, watch: false });
+        scanned.push({ groupId, scan, sentAt });
+      }
+    }
+    // Jumps a heartbeat, a commit or a load saw first (a group moved to a master whose clock is
+    // ahead, and heartbeated there before this replica scanned it there).
+    for (const advance of this.coordinator.clock.takeAdvances().values()) {
+      if (advance.aheadMs > this.jumpTolerance(advance.elapsedMs, sessionTimeoutMs)) {
+        this.freshSince = Math.max(this.freshSince ?? -Infinity, advance.at);
+        steps.ahead(advance.aheadMs);
       }
     }
     this.reportClockSteps(steps, sessionTimeoutMs);
@@ -206,13 +223,11 @@ export class SessionTimers {
     sessionTimeoutMs: number,
     steps: ClockSteps,
   ): void {
-    const previous = this.previousScans.get(groupId);
+    const previous = this.previousScans.get(groupId) ?? this.observedBefore(groupId, timing);
     this.previousScans.set(groupId, { redisNow, ...timing });
     if (previous === undefined) return;
     const advanced = redisNow - previous.redisNow;
-    const tolerance = (elapsed: number): number =>
-      Math.min(JUMP_TOLERANCE_MAX_MS, sessionTimeoutMs * JUMP_TOLERANCE_SHARE) +
-      elapsed * JUMP_TOLERANCE_RATE;
+    const tolerance = (elapsed: number): number => this.jumpTolerance(elapsed, sessionTimeoutMs);
     // At most the time from sending the previous scan to this one's answer...
     const longest = timing.receivedAt - previous.sentAt;
     const ahead = advanced - longest;
@@ -227,6 +242,29 @@ export class SessionTimers {
     const shortest = timing.sentAt - previous.receivedAt;
     const behind = shortest - advanced;
     if (behind > tolerance(shortest)) steps.back(behind);
+  }
+
+  /** How far a group's Redis clock may run ahead of the monotonic clock over `elapsed` ms. */
+  private jumpTolerance(elapsed: number, sessionTimeoutMs: number): number {
+    return (
+      Math.min(JUMP_TOLERANCE_MAX_MS, sessionTimeoutMs * JUMP_TOLERANCE_SHARE) +
+      elapsed * JUMP_TOLERANCE_RATE
+    );
+  }
+
+  /**
+   * For a group this replica has not scanned yet (created, or last restarted, since): the last
+   * time it read the group's Redis clock otherwise (loading it, a commit, a heartbeat), if that was
+   * before this scan was sent. So a group whose slot moved to a master with another clock before
+   * its first scan is compared too: its heartbeat times were taken on the clock it left.
+   */
+  private observedBefore(
+    groupId: string,
+    timing: Omit<ScanTiming, 'redisNow'>,
+  ): ScanTiming | undefined {
+    const seen = this.coordinator.clock.lastObserved(groupId);
+    if (seen === undefined || seen.at > timing.sentAt) return undefined;
+    return { redisNow: seen.redisNow, sentAt: seen.at, receivedAt: seen.at };
   }
 
   /** Logs the clock steps one tick saw, once. */

@@ -114,22 +114,6 @@ return {1, now, created}
 };
 
 /**
- * Reads a group in one step: returns `{nowMs, HGETALL meta, HGETALL members, HGETALL targets}`.
- * One script rather than three reads, so the three hashes are of one commit, and so the replica
- * learns the clock of the Redis server that holds the group (on Redis Cluster, its master) before
- * it stamps a time into the group (docs/protocol.md §4.6).
- */
-export const LOAD_SCRIPT: LuaScript = {
-  name: 'rscCoordLoad',
-  numberOfKeys: 3,
-  lua: `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3])}
-`,
-};
-
-/**
  * A heartbeat that changes nothing: records the member's heartbeat time if the group is still at
  * the commit the replica computed against. ARGV: expected version, expected `createdAt`, expected
  * `commitId`, then the member ids (batched heartbeats; none: only checks). Returns `{1, nowMs}` or

@@ -46,7 +46,7 @@ describe('RedisClock', () => {
 
   it('the observation time may be given (a reply read later than Redis answered)', () => {
     const clock = new RedisClock();
-    clock.observe(local + 1000, 'g', local + 400);
+    clock.observe(local + 1000, 'g', { localAt: local + 400 });
     expect(clock.now('g')).toBe(local + 600);
   });
 
@@ -58,5 +58,36 @@ describe('RedisClock', () => {
     clock.retainGroups(new Set(['kept', 'never-observed']));
     expect(clock.now('deleted')).toBe(local);
     expect(clock.now('kept')).toBe(local + 7000);
+  });
+
+  it("remembers a group's last reading and when it was made, on the monotonic clock", () => {
+    let mono = 50;
+    const clock = new RedisClock(() => mono);
+    expect(clock.lastObserved('g')).toBeUndefined();
+    clock.observe(local + 5000, 'g');
+    mono = 80;
+    clock.observe(local + 5030, 'g');
+    clock.observe(local + 9000);
+    expect(clock.lastObserved('g')).toMatchObject({ redisNow: local + 5030, at: 80 });
+  });
+
+  it('keeps the largest jump ahead a group showed between two readings, until taken', () => {
+    let mono = 0;
+    const clock = new RedisClock(() => mono);
+    clock.observe(local, 'g');
+    mono = 100;
+    clock.observe(local + 130, 'g'); // 30 ms more than the local clock: jitter, still kept
+    mono = 200;
+    clock.observe(local + 5230, 'g'); // its slot moved to a master 5 s ahead
+    mono = 300;
+    clock.observe(local + 9000, 'other', { watch: false });
+    clock.observe(local + 99_000, 'other', { watch: false }); // a scan: compared by the timers
+    expect(clock.takeAdvances()).toEqual(
+      new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: 200 }]]),
+    );
+    expect(clock.takeAdvances().size).toBe(0);
+    mono = 400;
+    clock.observe(local + 5300, 'g'); // on time since
+    expect(clock.takeAdvances().size).toBe(0);
   });
 });
