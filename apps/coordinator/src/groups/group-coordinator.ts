@@ -327,11 +327,12 @@ export class GroupCoordinator {
   private async get(groupId: string): Promise<CachedGroup> {
     let cached = this.cache.get(groupId);
     if (!cached) {
+      const sentAt = this.clock.mark();
       const loaded = await this.store.load(groupId);
       // Before any time is stamped into the group: on Redis Cluster its master's clock may not be
       // the one this replica heard from last (docs/protocol.md §4.6). (Not kept for a group that
       // does not exist: a lookup of a random id leaves nothing behind.)
-      this.clock.observe(loaded.now, loaded.exists ? groupId : undefined);
+      this.clock.observe(loaded.now, loaded.exists ? groupId : undefined, { sentAt });
       await this.registry.ensureAtLeast(loaded.catalogVersion);
       // The last change's fence writes may never have happened (its writer crashed, or Redis
       // failed in between): write them again; version order makes this safe in any case.
@@ -364,12 +365,14 @@ export class GroupCoordinator {
     plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
   ): Promise<T> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      // (Before the touch is sent: an early mark only makes the clock's jump check more lenient.)
+      const sentAt = this.clock.mark();
       const outcome = await this.queue.run(groupId, () => this.attempt(groupId, plan));
       if (outcome.kind === 'done') return outcome.result;
       if (outcome.kind === 'retry') continue;
       const touched = await outcome.touched;
       if (touched.ok) {
-        this.clock.observe(touched.now, groupId);
+        this.clock.observe(touched.now, groupId, { sentAt });
         return outcome.result;
       }
       // Lost to a change: ours (the cache already moved on) or another replica's (reload).
@@ -384,6 +387,7 @@ export class GroupCoordinator {
     groupId: string,
     plan: (txn: GroupTransaction, cached: CachedGroup) => MutationPlan<T>,
   ): Promise<AttemptOutcome<T>> {
+    const sentAt = this.clock.mark();
     const cached = await this.get(groupId);
     const txn = new GroupTransaction(cached.state, this.clock.now(groupId));
     let step: MutationPlan<T>;
@@ -408,7 +412,7 @@ export class GroupCoordinator {
         this.conflict(groupId);
         return RETRY;
       }
-      this.clock.observe(touched.now, groupId);
+      this.clock.observe(touched.now, groupId, { sentAt });
       try {
         await this.ensureFences(groupId, cached, step);
       } catch (error) {
@@ -432,7 +436,7 @@ export class GroupCoordinator {
       this.conflict(groupId);
       return RETRY;
     }
-    this.clock.observe(written.now, groupId);
+    this.clock.observe(written.now, groupId, { sentAt });
     const nudges = this.nudgeTargets(txn, ownership, step.touch);
     txn.commit(written.version, { createdAt: written.createdAt, commitId: written.commitId });
     const created = !cached.exists;

@@ -26,7 +26,7 @@ function timersOver(
   lastObserved: (
     groupId: string,
     mono: number,
-  ) => { redisNow: number; at: number } | undefined = () => undefined,
+  ) => { redisNow: number; at: number; sentAt: number } | undefined = () => undefined,
   /** Jumps the coordinator's other readings of groups' clocks showed since the last tick. */
   advances: (mono: number) => Map<string, ClockAdvance> = () => new Map(),
 ) {
@@ -100,7 +100,7 @@ describe('SessionTimers', () => {
         [],
         () => groups,
         () => undefined,
-        (_groupId, mono) => ({ redisNow: 1_005_050, at: mono - 50 }),
+        (_groupId, mono) => ({ redisNow: 1_005_050, at: mono - 50, sentAt: mono - 52 }),
         (mono) =>
           reported ? new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: mono - 50 }]]) : new Map(),
       );
@@ -127,7 +127,8 @@ describe('SessionTimers', () => {
         [],
         () => groups,
         () => undefined,
-        (_groupId, mono) => (observed ? { redisNow: 1_000_000, at: mono - 100 } : undefined),
+        (_groupId, mono) =>
+          observed ? { redisNow: 1_000_000, at: mono - 100, sentAt: mono - 102 } : undefined,
       );
       t.restartClock();
       await t.timers.tick();

@@ -264,7 +264,7 @@ export class SessionTimers {
   ): ScanTiming | undefined {
     const seen = this.coordinator.clock.lastObserved(groupId);
     if (seen === undefined || seen.at > timing.sentAt) return undefined;
-    return { redisNow: seen.redisNow, sentAt: seen.at, receivedAt: seen.at };
+    return { redisNow: seen.redisNow, sentAt: seen.sentAt, receivedAt: seen.at };
   }
 
   /** Logs the clock steps one tick saw, once. */

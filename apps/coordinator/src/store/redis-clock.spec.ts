@@ -90,4 +90,23 @@ describe('RedisClock', () => {
     clock.observe(local + 5300, 'g'); // on time since
     expect(clock.takeAdvances().size).toBe(0);
   });
+
+  it('a reading recorded late (a busy event loop) does not pass for a jump', () => {
+    let mono = 0;
+    const clock = new RedisClock(() => mono);
+    const sent = clock.mark();
+    mono = 900; // Redis answered at about 1 (local + 1); the loop got to the reply only at 900
+    clock.observe(local + 1, 'g', { sentAt: sent });
+    mono = 1000;
+    const next = clock.mark();
+    mono = 1002;
+    clock.observe(local + 1001, 'g', { sentAt: next });
+    expect(clock.takeAdvances().size).toBe(0);
+    // Without the send times, the same readings count from when the first was recorded.
+    mono = 900;
+    clock.observe(local + 1, 'h');
+    mono = 1002;
+    clock.observe(local + 1001, 'h');
+    expect(clock.takeAdvances().get('h')?.aheadMs).toBe(898);
+  });
 });

@@ -10,6 +10,12 @@ export interface ObserveOptions {
    * session timers compare their own scans, with finer timing, and pass false.
    */
   readonly watch?: boolean;
+  /**
+   * When the command that read it was sent, from {@link RedisClock.mark} (default: when the
+   * reading is recorded). The jump check counts from the previous reading's, so a reading recorded
+   * late (a busy event loop) cannot pass for a jump.
+   */
+  readonly sentAt?: number;
 }
 
 /** How far a group's Redis clock advanced beyond this replica's monotonic clock between readings. */
@@ -48,6 +54,11 @@ export class RedisClock {
   /** `monotonic`: the local monotonic clock readings are timed on. */
   constructor(private readonly monotonic: () => number = () => performance.now()) {}
 
+  /** Now on the monotonic clock readings are timed on: pass it as `sentAt` to {@link observe}. */
+  mark(): number {
+    return this.monotonic();
+  }
+
   /** Records a Redis timestamp, read from the Redis server that holds `group` when one is given. */
   observe(redisNowMs: number, group?: string, options: ObserveOptions = {}): void {
     const offset = redisNowMs - (options.localAt ?? Date.now());
@@ -56,7 +67,8 @@ export class RedisClock {
     const at = this.monotonic();
     const previous = this.groups.get(group);
     if (previous !== undefined && options.watch !== false) {
-      const elapsedMs = at - previous.at;
+      // At most the time from sending the previous reading's command to this one's answer.
+      const elapsedMs = at - previous.sentAt;
       const aheadMs = redisNowMs - previous.redisNow - elapsedMs;
       if (aheadMs > 0 && aheadMs > (this.advances.get(group)?.aheadMs ?? 0)) {
         this.advances.set(group, { aheadMs, elapsedMs, at });
@@ -66,6 +78,7 @@ export class RedisClock {
       offset: smooth(previous?.offset, offset),
       redisNow: redisNowMs,
       at,
+      sentAt: Math.min(options.sentAt ?? at, at),
     });
   }
 
@@ -73,7 +86,9 @@ export class RedisClock {
    * The last Redis time observed for `group`, and when (on the monotonic clock): what the session
    * timers compare a group's first scan with.
    */
-  lastObserved(group: string): { readonly redisNow: number; readonly at: number } | undefined {
+  lastObserved(
+    group: string,
+  ): { readonly redisNow: number; readonly at: number; readonly sentAt: number } | undefined {
     return this.groups.get(group);
   }
 
@@ -103,8 +118,10 @@ export class RedisClock {
 interface GroupClock {
   readonly offset: number;
   readonly redisNow: number;
-  /** When it was read, on the monotonic clock. */
+  /** When it was recorded, on the monotonic clock. */
   readonly at: number;
+  /** When the command that read it was sent (at most {@link at}). */
+  readonly sentAt: number;
 }
 
 /** Smooths small jitter, jumps on large corrections (e.g. a Redis failover to another host). */
