@@ -250,6 +250,7 @@ describe('Redis Cluster masters with clocks apart', () => {
     // master ahead they look 5 s older, past the 3 s session timeout. The move must read as a
     // jump of the group's clock (every timer starts over), not expire `a` or cut its timeout.
     const group = await groupOn(cluster.nodes[1]?.port, 'rt-moved');
+    const logged = coordinator.output().length;
     const goneAfter = await revocationLasts(
       group,
       await groupOn(cluster.nodes[2]?.port, 'rt-decoy-d'),
@@ -265,6 +266,6 @@ describe('Redis Cluster masters with clocks apart', () => {
     expect(goneAfter).toBeGreaterThanOrEqual(REBALANCE_TIMEOUT_MS - 100);
     // Late by up to the move and one session-timer round (the timers restart at the move).
     expect(goneAfter).toBeLessThan(REBALANCE_TIMEOUT_MS + 4000);
-    expect(coordinator.output()).toContain('the Redis clock jumped ahead');
+    expect(coordinator.output().slice(logged)).toContain('the Redis clock jumped ahead');
   });
 });

@@ -332,7 +332,8 @@ export class GroupCoordinator {
       // Before any time is stamped into the group: on Redis Cluster its master's clock may not be
       // the one this replica heard from last (docs/protocol.md §4.6). (Not kept for a group that
       // does not exist: a lookup of a random id leaves nothing behind.)
-      this.clock.observe(loaded.now, loaded.exists ? groupId : undefined, { sentAt });
+      if (loaded.exists) this.clock.observeGroup(groupId, loaded.now, { sentAt });
+      else this.clock.observe(loaded.now);
       await this.registry.ensureAtLeast(loaded.catalogVersion);
       // The last change's fence writes may never have happened (its writer crashed, or Redis
       // failed in between): write them again; version order makes this safe in any case.
@@ -372,7 +373,7 @@ export class GroupCoordinator {
       if (outcome.kind === 'retry') continue;
       const touched = await outcome.touched;
       if (touched.ok) {
-        this.clock.observe(touched.now, groupId, { sentAt });
+        this.clock.observeGroup(groupId, touched.now, { sentAt });
         return outcome.result;
       }
       // Lost to a change: ours (the cache already moved on) or another replica's (reload).
@@ -412,7 +413,7 @@ export class GroupCoordinator {
         this.conflict(groupId);
         return RETRY;
       }
-      this.clock.observe(touched.now, groupId, { sentAt });
+      this.clock.observeGroup(groupId, touched.now, { sentAt });
       try {
         await this.ensureFences(groupId, cached, step);
       } catch (error) {
@@ -436,7 +437,7 @@ export class GroupCoordinator {
       this.conflict(groupId);
       return RETRY;
     }
-    this.clock.observe(written.now, groupId, { sentAt });
+    this.clock.observeGroup(groupId, written.now, { sentAt });
     const nudges = this.nudgeTargets(txn, ownership, step.touch);
     txn.commit(written.version, { createdAt: written.createdAt, commitId: written.commitId });
     const created = !cached.exists;

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { GroupScan, GroupStore } from '../store/group-store.js';
-import type { ClockAdvance } from '../store/redis-clock.js';
+import { type ClockAdvance, RedisClock } from '../store/redis-clock.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { SessionTimers } from './session-timers.js';
 
@@ -29,6 +29,8 @@ function timersOver(
   ) => { redisNow: number; at: number; sentAt: number } | undefined = () => undefined,
   /** Jumps the coordinator's other readings of groups' clocks showed since the last tick. */
   advances: (mono: number) => Map<string, ClockAdvance> = () => new Map(),
+  /** A real clock on the test's monotonic clock instead of the stand-in above. */
+  realClock = false,
 ) {
   const listed = (): readonly string[] => (typeof groupIds === 'function' ? groupIds() : groupIds);
   let mono = 0;
@@ -52,12 +54,15 @@ function timersOver(
   } as unknown as GroupStore;
   const coordinator = {
     rules: { sessionTimeoutMs: SESSION_MS },
-    clock: {
-      observe: () => undefined,
-      retainGroups: () => undefined,
-      takeAdvances: () => advances(mono),
-      lastObserved: (groupId: string) => lastObserved(groupId, mono),
-    },
+    clock: realClock
+      ? new RedisClock(() => mono)
+      : {
+          observeGroup: () => undefined,
+          mark: () => mono,
+          retainGroups: () => undefined,
+          takeAdvances: () => advances(mono),
+          lastObserved: (groupId: string) => lastObserved(groupId, mono),
+        },
     cachedGroups: () => {
       const cached = {
         exists: true,
@@ -78,6 +83,9 @@ function timersOver(
   const timers = new SessionTimers(store, coordinator, 100, { warn }, null, () => mono);
   return {
     timers,
+    clock: coordinator.clock,
+    /** Local monotonic time now. */
+    mono: () => mono,
     expire,
     warn,
     /** Local time passes (ms). */
@@ -115,6 +123,39 @@ describe('SessionTimers', () => {
     expect(restarted.expire).not.toHaveBeenCalled();
     expect(String(restarted.warn.mock.calls[0]?.[0])).toContain('the Redis clock jumped ahead');
     expect((await run(false)).expire).toHaveBeenCalledTimes(1);
+  });
+
+  it('a scan answered late followed by a heartbeat is no jump', async () => {
+    // A slow master (or a busy event loop) holds one scan's answer for 1.5 s; a heartbeat then
+    // reads the group's clock. Counted from the scan's send, not its late arrival: no jump.
+    let now = 1_000_000;
+    let slow = false;
+    let delay = (): void => undefined;
+    const t = timersOver(
+      () => ({ now, stale: [] }),
+      [],
+      ['g'],
+      () => {
+        if (slow) delay();
+      },
+      undefined,
+      undefined,
+      true,
+    );
+    delay = () => t.wait(1500);
+    t.restartClock();
+    await t.timers.tick();
+    slow = true;
+    t.wait(100);
+    now += 105;
+    await t.timers.tick(); // executed at `now`, read by the loop 1.5 s later
+    const sent = t.clock.mark();
+    t.wait(10);
+    t.clock.observeGroup('g', now + 1515, { sentAt: sent });
+    slow = false;
+    now += 1600;
+    await t.timers.tick();
+    expect(t.warn).not.toHaveBeenCalled();
   });
 
   it("a group's first scan is compared with the coordinator's last reading of its clock", async () => {

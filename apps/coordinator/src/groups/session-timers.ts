@@ -171,6 +171,7 @@ export class SessionTimers {
       // One round trip for a whole batch of groups (commands sent together are pipelined).
       const batch = this.groupIds.slice(i, i + SCAN_BATCH);
       const sentAt = this.monotonic();
+      const readingSentAt = this.coordinator.clock.mark();
       const scans = await Promise.allSettled(
         batch.map((groupId) =>
           this.store.scan(groupId, sessionTimeoutMs).then((scan) => ({ scan, wallAt: Date.now() })),
@@ -187,7 +188,11 @@ export class SessionTimers {
         this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
         // Timed at its own answer, not the batch's; after the jump check, which may compare with
         // the group's previous reading.
-        this.coordinator.clock.observe(scan.now, groupId, { localAt: wallAt, watch: false });
+        this.coordinator.clock.observeGroup(groupId, scan.now, {
+          sentAt: readingSentAt,
+          localAt: wallAt,
+          watch: false,
+        });
         scanned.push({ groupId, scan, sentAt });
       }
     }
@@ -223,7 +228,7 @@ export class SessionTimers {
     sessionTimeoutMs: number,
     steps: ClockSteps,
   ): void {
-    const previous = this.previousScans.get(groupId) ?? this.observedBefore(groupId, timing);
+    const previous = this.previousScans.get(groupId) ?? this.observedBefore(groupId);
     this.previousScans.set(groupId, { redisNow, ...timing });
     if (previous === undefined) return;
     const advanced = redisNow - previous.redisNow;
@@ -254,16 +259,14 @@ export class SessionTimers {
 
   /**
    * For a group this replica has not scanned yet (created, or last restarted, since): the last
-   * time it read the group's Redis clock otherwise (loading it, a commit, a heartbeat), if that was
-   * before this scan was sent. So a group whose slot moved to a master with another clock before
-   * its first scan is compared too: its heartbeat times were taken on the clock it left.
+   * time it read the group's Redis clock otherwise (loading it, a commit, a heartbeat). So a group
+   * whose slot moved to a master with another clock before its first scan is compared too: its
+   * heartbeat times were taken on the clock it left. (Also when that reading was recorded after
+   * this scan was sent: its send time bounds a jump ahead either way; a step back is only logged.)
    */
-  private observedBefore(
-    groupId: string,
-    timing: Omit<ScanTiming, 'redisNow'>,
-  ): ScanTiming | undefined {
+  private observedBefore(groupId: string): ScanTiming | undefined {
     const seen = this.coordinator.clock.lastObserved(groupId);
-    if (seen === undefined || seen.at > timing.sentAt) return undefined;
+    if (seen === undefined) return undefined;
     return { redisNow: seen.redisNow, sentAt: seen.sentAt, receivedAt: seen.at };
   }
 
@@ -272,7 +275,7 @@ export class SessionTimers {
     const groups = (n: number): string => (n === 1 ? '' : ` (${n} groups)`);
     if (steps.aheadGroups > 0) {
       this.logger.warn(
-        `the Redis clock jumped ahead by about ${Math.round(steps.aheadMs)} ms${groups(steps.aheadGroups)} (an NTP step, a resumed VM?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
+        `the Redis clock jumped ahead by about ${Math.round(steps.aheadMs)} ms${groups(steps.aheadGroups)} (an NTP step, a resumed VM, a group moved to a master whose clock is ahead?): every session timer starts over, so no member expires before ${sessionTimeoutMs} ms from now`,
       );
     }
     if (steps.backGroups > 0) {

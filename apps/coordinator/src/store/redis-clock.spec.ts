@@ -18,13 +18,13 @@ describe('RedisClock', () => {
 
   it("keeps each group's clock apart: masters 5 s apart stamp each group on its own", () => {
     const clock = new RedisClock();
-    clock.observe(local + 5000, 'ahead');
-    clock.observe(local, 'behind');
+    clock.observeGroup('ahead', local + 5000, { sentAt: clock.mark() });
+    clock.observeGroup('behind', local, { sentAt: clock.mark() });
     expect(clock.now('ahead')).toBe(local + 5000);
     expect(clock.now('behind')).toBe(local);
     // The shared estimate follows the last observation, whichever group it came from.
     expect(clock.now()).toBe(local);
-    clock.observe(local + 5000, 'ahead');
+    clock.observeGroup('ahead', local + 5000, { sentAt: clock.mark() });
     expect(clock.now()).toBe(local + 5000);
     expect(clock.now('behind')).toBe(local);
   });
@@ -37,23 +37,23 @@ describe('RedisClock', () => {
 
   it('smooths small corrections and takes large ones at once', () => {
     const clock = new RedisClock();
-    clock.observe(local + 100, 'g');
-    clock.observe(local + 200, 'g');
+    clock.observeGroup('g', local + 100, { sentAt: clock.mark() });
+    clock.observeGroup('g', local + 200, { sentAt: clock.mark() });
     expect(clock.now('g')).toBe(local + 120);
-    clock.observe(local + 3000, 'g');
+    clock.observeGroup('g', local + 3000, { sentAt: clock.mark() });
     expect(clock.now('g')).toBe(local + 3000);
   });
 
   it('the observation time may be given (a reply read later than Redis answered)', () => {
     const clock = new RedisClock();
-    clock.observe(local + 1000, 'g', { localAt: local + 400 });
+    clock.observeGroup('g', local + 1000, { sentAt: clock.mark(), localAt: local + 400 });
     expect(clock.now('g')).toBe(local + 600);
   });
 
   it('forgets the groups that no longer exist, which then fall back to the shared estimate', () => {
     const clock = new RedisClock();
-    clock.observe(local + 5000, 'deleted');
-    clock.observe(local + 7000, 'kept');
+    clock.observeGroup('deleted', local + 5000, { sentAt: clock.mark() });
+    clock.observeGroup('kept', local + 7000, { sentAt: clock.mark() });
     clock.observe(local);
     clock.retainGroups(new Set(['kept', 'never-observed']));
     expect(clock.now('deleted')).toBe(local);
@@ -64,9 +64,9 @@ describe('RedisClock', () => {
     let mono = 50;
     const clock = new RedisClock(() => mono);
     expect(clock.lastObserved('g')).toBeUndefined();
-    clock.observe(local + 5000, 'g');
+    clock.observeGroup('g', local + 5000, { sentAt: clock.mark() });
     mono = 80;
-    clock.observe(local + 5030, 'g');
+    clock.observeGroup('g', local + 5030, { sentAt: clock.mark() });
     clock.observe(local + 9000);
     expect(clock.lastObserved('g')).toMatchObject({ redisNow: local + 5030, at: 80 });
   });
@@ -74,20 +74,20 @@ describe('RedisClock', () => {
   it('keeps the largest jump ahead a group showed between two readings, until taken', () => {
     let mono = 0;
     const clock = new RedisClock(() => mono);
-    clock.observe(local, 'g');
+    clock.observeGroup('g', local, { sentAt: clock.mark() });
     mono = 100;
-    clock.observe(local + 130, 'g'); // 30 ms more than the local clock: jitter, still kept
+    clock.observeGroup('g', local + 130, { sentAt: clock.mark() }); // 30 ms more than the local clock: jitter, still kept
     mono = 200;
-    clock.observe(local + 5230, 'g'); // its slot moved to a master 5 s ahead
+    clock.observeGroup('g', local + 5230, { sentAt: clock.mark() }); // its slot moved to a master 5 s ahead
     mono = 300;
-    clock.observe(local + 9000, 'other', { watch: false });
-    clock.observe(local + 99_000, 'other', { watch: false }); // a scan: compared by the timers
+    clock.observeGroup('other', local + 9000, { sentAt: clock.mark(), watch: false });
+    clock.observeGroup('other', local + 99_000, { sentAt: clock.mark(), watch: false }); // a scan: compared by the timers
     expect(clock.takeAdvances()).toEqual(
       new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: 200 }]]),
     );
     expect(clock.takeAdvances().size).toBe(0);
     mono = 400;
-    clock.observe(local + 5300, 'g'); // on time since
+    clock.observeGroup('g', local + 5300, { sentAt: clock.mark() }); // on time since
     expect(clock.takeAdvances().size).toBe(0);
   });
 
@@ -96,17 +96,17 @@ describe('RedisClock', () => {
     const clock = new RedisClock(() => mono);
     const sent = clock.mark();
     mono = 900; // Redis answered at about 1 (local + 1); the loop got to the reply only at 900
-    clock.observe(local + 1, 'g', { sentAt: sent });
+    clock.observeGroup('g', local + 1, { sentAt: sent });
     mono = 1000;
     const next = clock.mark();
     mono = 1002;
-    clock.observe(local + 1001, 'g', { sentAt: next });
+    clock.observeGroup('g', local + 1001, { sentAt: next });
     expect(clock.takeAdvances().size).toBe(0);
     // Without the send times, the same readings count from when the first was recorded.
     mono = 900;
-    clock.observe(local + 1, 'h');
+    clock.observeGroup('h', local + 1, { sentAt: clock.mark() });
     mono = 1002;
-    clock.observe(local + 1001, 'h');
+    clock.observeGroup('h', local + 1001, { sentAt: clock.mark() });
     expect(clock.takeAdvances().get('h')?.aheadMs).toBe(898);
   });
 });

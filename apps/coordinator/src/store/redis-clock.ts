@@ -1,8 +1,14 @@
 /** Corrections larger than this are taken at once; smaller ones are smoothed. */
 const JUMP_MS = 1000;
 
-/** How a reading of a group's Redis clock is used. */
-export interface ObserveOptions {
+/** A reading of a group's Redis clock. */
+export interface GroupReading {
+  /**
+   * When the command that read it was sent, from {@link RedisClock.mark}: the jump check counts
+   * from the previous reading's, so a reading recorded late (a busy event loop, a slow scan batch)
+   * can only hide a jump, never make one.
+   */
+  readonly sentAt: number;
   /** Local wall time when Redis answered (default: now). */
   readonly localAt?: number;
   /**
@@ -10,12 +16,6 @@ export interface ObserveOptions {
    * session timers compare their own scans, with finer timing, and pass false.
    */
   readonly watch?: boolean;
-  /**
-   * When the command that read it was sent, from {@link RedisClock.mark} (default: when the
-   * reading is recorded). The jump check counts from the previous reading's, so a reading recorded
-   * late (a busy event loop) cannot pass for a jump.
-   */
-  readonly sentAt?: number;
 }
 
 /** How far a group's Redis clock advanced beyond this replica's monotonic clock between readings. */
@@ -54,19 +54,23 @@ export class RedisClock {
   /** `monotonic`: the local monotonic clock readings are timed on. */
   constructor(private readonly monotonic: () => number = () => performance.now()) {}
 
-  /** Now on the monotonic clock readings are timed on: pass it as `sentAt` to {@link observe}. */
+  /** Now on the monotonic clock readings are timed on: pass it as `sentAt` to {@link observeGroup}. */
   mark(): number {
     return this.monotonic();
   }
 
-  /** Records a Redis timestamp, read from the Redis server that holds `group` when one is given. */
-  observe(redisNowMs: number, group?: string, options: ObserveOptions = {}): void {
-    const offset = redisNowMs - (options.localAt ?? Date.now());
+  /** Records a Redis timestamp read at local wall time `localAt` (default: now). */
+  observe(redisNowMs: number, localAt: number = Date.now()): void {
+    this.shared = smooth(this.shared, redisNowMs - localAt);
+  }
+
+  /** Records a Redis timestamp read from the Redis server that holds `group`. */
+  observeGroup(group: string, redisNowMs: number, reading: GroupReading): void {
+    const offset = redisNowMs - (reading.localAt ?? Date.now());
     this.shared = smooth(this.shared, offset);
-    if (group === undefined) return;
     const at = this.monotonic();
     const previous = this.groups.get(group);
-    if (previous !== undefined && options.watch !== false) {
+    if (previous !== undefined && reading.watch !== false) {
       // At most the time from sending the previous reading's command to this one's answer.
       const elapsedMs = at - previous.sentAt;
       const aheadMs = redisNowMs - previous.redisNow - elapsedMs;
@@ -78,7 +82,7 @@ export class RedisClock {
       offset: smooth(previous?.offset, offset),
       redisNow: redisNowMs,
       at,
-      sentAt: Math.min(options.sentAt ?? at, at),
+      sentAt: Math.min(reading.sentAt, at),
     });
   }
 
