@@ -110,7 +110,9 @@ describe('SessionTimers', () => {
         () => undefined,
         (_groupId, mono) => ({ redisNow: 1_005_050, at: mono - 50, sentAt: mono - 52 }),
         (mono) =>
-          reported ? new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: mono - 50 }]]) : new Map(),
+          reported && groups.length > 0
+            ? new Map([['g', { aheadMs: 5000, elapsedMs: 100, at: mono - 50 }]])
+            : new Map(),
       );
       t.restartClock();
       await t.timers.tick();

@@ -186,8 +186,8 @@ export class SessionTimers {
         }
         const { scan, wallAt } = result.value;
         this.noticeClockJump(groupId, scan.now, timing, sessionTimeoutMs, steps);
-        // Timed at its own answer, not the batch's; after the jump check, which may compare with
-        // the group's previous reading.
+        // The estimate takes the wall time of this scan's own answer, the jump check the batch's
+        // send time; after this scan's own check, which may compare with the previous reading.
         this.coordinator.clock.observeGroup(groupId, scan.now, {
           sentAt: readingSentAt,
           localAt: wallAt,
