@@ -2,6 +2,7 @@ import type { RedisConnection } from '@redis-stream-coordinator/nestjs/internal'
 import { KeySpace, shardMetaKey } from '@redis-stream-coordinator/nestjs/protocol';
 import type { Redis } from 'ioredis';
 import { activeShardIds, type StreamRecord } from '../core/streams/stream-record.js';
+import { redisTimeMs } from '../redis/redis-time.js';
 import { KeyLayoutConflictError } from './key-layout-conflict.error.js';
 import {
   GROUP_PARTS,
@@ -77,8 +78,7 @@ export class KeyLayoutMigration {
     if ((await this.redis.exists(this.legacy.catalogKey('health'))) > 0) {
       return 'a coordinator of the old key layout answered a readiness probe in the last 10 s';
     }
-    const [seconds, micros] = await this.redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = redisTimeMs(await this.redis.time());
     for (const group of await this.legacyGroups()) {
       const [, last] = await this.redis.zrevrange(
         this.legacy.groupKey(group, 'seen'),

@@ -5,6 +5,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { GroupEventEntry, KeySpace } from '@redis-stream-coordinator/nestjs/protocol';
 import { runScript } from '@redis-stream-coordinator/nestjs/internal';
 import { GroupState } from '../core/group-state.js';
+import { redisTimeMs } from '../redis/redis-time.js';
 import type { GroupTransaction, OwnershipChange } from '../core/group-transaction.js';
 import {
   decodeMember,
@@ -156,7 +157,7 @@ export class GroupStore {
       Record<string, string>,
       [string, string],
     ];
-    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const now = redisTimeMs(time);
     const decoded = decodeMeta(meta);
     if (!decoded) {
       return {
