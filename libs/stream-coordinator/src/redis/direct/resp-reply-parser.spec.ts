@@ -1,0 +1,172 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RedisReplyError } from '../../errors/redis/redis-reply.error.js';
+import { RespProtocolError } from '../../errors/redis/resp-protocol.error.js';
+import { RespReplyParser } from './resp-reply-parser.js';
+
+/** A RESP2 value as the model sees it. */
+type Model =
+  | { kind: 'simple'; text: string }
+  | { kind: 'error'; text: string }
+  | { kind: 'integer'; value: number }
+  | { kind: 'bulk'; bytes: Buffer }
+  | { kind: 'null-bulk' }
+  | { kind: 'null-array' }
+  | { kind: 'array'; items: Model[] };
+
+const lineText = fc.string({ maxLength: 20 }).filter((s) => !s.includes('\r') && !s.includes('\n'));
+const bytes = fc
+  .oneof(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ minLength: 200, maxLength: 3000 }))
+  .map((a) => Buffer.from(a));
+
+const model: fc.Arbitrary<Model> = fc.letrec<{ value: Model }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    lineText.map((text) => ({ kind: 'simple', text }) as Model),
+    lineText.map((text) => ({ kind: 'error', text: `ERR ${text}` }) as Model),
+    fc.integer({ min: -1e9, max: 1e9 }).map((value) => ({ kind: 'integer', value }) as Model),
+    bytes.map((b) => ({ kind: 'bulk', bytes: b }) as Model),
+    fc.constant({ kind: 'null-bulk' } as Model),
+    fc.constant({ kind: 'null-array' } as Model),
+    fc.array(tie('value'), { maxLength: 5 }).map((items) => ({ kind: 'array', items }) as Model),
+  ),
+})).value;
+
+function encode(value: Model): Buffer {
+  switch (value.kind) {
+    case 'simple':
+      return Buffer.from(`+${value.text}\r\n`);
+    case 'error':
+      return Buffer.from(`-${value.text}\r\n`);
+    case 'integer':
+      return Buffer.from(`:${value.value}\r\n`);
+    case 'bulk':
+      return Buffer.concat([
+        Buffer.from(`$${value.bytes.length}\r\n`),
+        value.bytes,
+        Buffer.from('\r\n'),
+      ]);
+    case 'null-bulk':
+      return Buffer.from('$-1\r\n');
+    case 'null-array':
+      return Buffer.from('*-1\r\n');
+    case 'array':
+      return Buffer.concat([Buffer.from(`*${value.items.length}\r\n`), ...value.items.map(encode)]);
+  }
+}
+
+function expected(value: Model, buffers: boolean): unknown {
+  switch (value.kind) {
+    case 'simple':
+      return value.text;
+    case 'error':
+      return new RedisReplyError(value.text);
+    case 'integer':
+      return value.value;
+    case 'bulk':
+      return buffers ? value.bytes : value.bytes.toString('utf8');
+    case 'null-bulk':
+    case 'null-array':
+      return null;
+    case 'array':
+      return value.items.map((item) => expected(item, buffers));
+  }
+}
+
+/** Replies with their errors as `{ error: message }` (toEqual ignores an Error's message). */
+function comparable(value: unknown): unknown {
+  if (value instanceof RedisReplyError) return { error: value.message, code: value.code };
+  if (Array.isArray(value)) return value.map(comparable);
+  return value;
+}
+
+/** `bytes` cut at `cuts` (offsets, any order, duplicates allowed). */
+function split(all: Buffer, cuts: number[]): Buffer[] {
+  const at = [...new Set(cuts.map((c) => c % (all.length + 1)))].sort((a, b) => a - b);
+  const chunks: Buffer[] = [];
+  let from = 0;
+  for (const cut of at) {
+    chunks.push(all.subarray(from, cut));
+    from = cut;
+  }
+  chunks.push(all.subarray(from));
+  return chunks.filter((c) => c.length > 0);
+}
+
+describe('RespReplyParser', () => {
+  it('parses any sequence of RESP2 replies, however the bytes are cut, in order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(model, fc.boolean()), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (replies, cuts) => {
+          const wants = replies.map(([, buffers]) => buffers);
+          const got: unknown[] = [];
+          const parser = new RespReplyParser(
+            (reply) => got.push(reply),
+            () => wants[got.length] === true,
+          );
+          for (const chunk of split(Buffer.concat(replies.map(([v]) => encode(v))), cuts)) {
+            parser.feed(chunk);
+          }
+          expect(comparable(got)).toEqual(
+            comparable(replies.map(([value, buffers]) => expected(value, buffers))),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('parses a long bulk string that arrives in many chunks', () => {
+    const payload = Buffer.alloc(100_000, 'x');
+    const all = Buffer.concat([
+      Buffer.from(`*1\r\n$${payload.length}\r\n`),
+      payload,
+      Buffer.from('\r\n'),
+    ]);
+    const got: unknown[] = [];
+    const parser = new RespReplyParser(
+      (reply) => got.push(reply),
+      () => true,
+    );
+    for (let at = 0; at < all.length; at += 1000) parser.feed(all.subarray(at, at + 1000));
+    expect(got).toHaveLength(1);
+    expect((got[0] as Buffer[])[0]?.equals(payload)).toBe(true);
+  });
+
+  it('gives bulk strings as views of the received bytes when Buffers are asked for', () => {
+    const chunk = Buffer.from('*2\r\n$3\r\nabc\r\n$2\r\nde\r\n');
+    const got: unknown[] = [];
+    new RespReplyParser(
+      (reply) => got.push(reply),
+      () => true,
+    ).feed(chunk);
+    const [first] = got[0] as Buffer[];
+    expect(first?.buffer).toBe(chunk.buffer);
+    expect(first?.toString()).toBe('abc');
+  });
+
+  it.each([
+    ['a type byte RESP2 does not have', '%1\r\n'],
+    ['a type byte with no line end yet', '>'],
+    ['a length with a non-digit', '*1x\r\n'],
+    ['a negative length other than -1', '$-2\r\n'],
+    ['an array that would take gigabytes', '*999999999999\r\n'],
+    ['a length without digits', '$\r\n'],
+    ['a sign without digits', '*-\r\n'],
+    ['a number longer than a 64-bit integer', ':12345678901234567890\r\n'],
+    ['a CR without its LF', ':1\rx'],
+    ['a simple string whose line does not end', `+${'x'.repeat(70_000)}`],
+  ])('refuses %s, and parses again after reset', (_what, bytes) => {
+    const got: unknown[] = [];
+    const parser = new RespReplyParser(
+      (reply) => got.push(reply),
+      () => false,
+    );
+    expect(() => parser.feed(Buffer.from(bytes))).toThrow(RespProtocolError);
+    parser.reset();
+    parser.feed(Buffer.from(':7\r\n'));
+    expect(got).toEqual([7]);
+  });
+});
