@@ -11,7 +11,11 @@ import {
   shardGateKey,
   shardMetaKey,
 } from '../../../libs/stream-coordinator/src/protocol/index.js';
-import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
+import {
+  createReaderConnection,
+  type ReaderRedis,
+} from '../../../libs/stream-coordinator/src/redis/index.js';
+import type { ReaderClient } from '../../../libs/stream-coordinator/src/interfaces/stream-coordinator-options.interface.js';
 import { redisUrl } from '../../support/redis.js';
 
 /** Keys of one test shard. */
@@ -146,6 +150,22 @@ export async function consumers(
   });
 }
 
+/**
+ * What the data-plane suites build readers with: the direct connection (the default), except in
+ * the CI lane on ioredis 5 (`RSC_IOREDIS=5`), which runs them on the bundled ioredis 5 instead, so
+ * fencing, ordering and failure suites cover both kinds of reader connection.
+ */
+export const TEST_READER_CLIENT: ReaderClient =
+  process.env.RSC_IOREDIS === '5' ? 'bundled' : 'direct';
+
+/** A new reader connection of {@link TEST_READER_CLIENT} to `url` (default: the suite's Redis). */
+export function testReaderConnection(url?: string, connectionName?: string): ReaderRedis {
+  return createReaderConnection(url ?? redisUrl(), {
+    readerClient: TEST_READER_CLIENT,
+    ...(connectionName === undefined ? {} : { connectionName }),
+  });
+}
+
 /** What a test passes to create a reader: the test shard instead of stream/shard/key. */
 export type TestReaderOptions = Partial<Omit<ShardReaderOptions, 'shard'>> &
   Pick<ShardReaderOptions, 'handle' | 'memberId' | 'group'> & { shard: TestShard; url?: string };
@@ -158,7 +178,7 @@ export function useReaders(): (options: TestReaderOptions) => ShardReader {
   });
   return ({ shard, url, ...options }) => {
     const reader = new ShardReader({
-      createConnection: () => createRedisConnection(url ?? redisUrl(), 'reader'),
+      createConnection: () => testReaderConnection(url),
       stream: shard.stream,
       shard: shard.shard,
       key: shard.key,

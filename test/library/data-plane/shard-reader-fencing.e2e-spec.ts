@@ -7,8 +7,7 @@ import {
   ShardReadRefusedError,
   type ShardLostReason,
 } from '../../../libs/stream-coordinator/src/data-plane/index.js';
-import { createRedisConnection } from '../../../libs/stream-coordinator/src/redis/index.js';
-import { redisUrl, useRedisPrefix, createTestRedis } from '../../support/redis.js';
+import { useRedisPrefix, createTestRedis } from '../../support/redis.js';
 import {
   consumers,
   deferred,
@@ -18,6 +17,7 @@ import {
   pending,
   release,
   seqOf,
+  testReaderConnection,
   testShard,
   useReaders,
 } from './data-plane-fixtures.js';
@@ -172,7 +172,7 @@ describe('ShardReader: data-plane fencing', () => {
       group: 'g',
       memberId: 'A',
       blockMs: 20_000, // far longer than the bound below: only the gate's deletion can end it
-      createConnection: () => createRedisConnection(redisUrl(), 'reader', { connectionName: name }),
+      createConnection: () => testReaderConnection(undefined, name),
       handle: async (m) => void byA.push(seqOf(m.payload)),
       onLost: (r) => void lost.push(r),
     });

@@ -5,8 +5,9 @@ import { TcpProxy } from '../../support/tcp-proxy.js';
 import type { ShardReader } from '../../../libs/stream-coordinator/src/data-plane/index.js';
 import { CLAIM_SCRIPT } from '../../../libs/stream-coordinator/src/data-plane/scripts/index.js';
 import {
+  createReaderConnection,
   createRedisConnection,
-  type RedisConnection,
+  type ReaderRedis,
 } from '../../../libs/stream-coordinator/src/redis/index.js';
 import {
   fill,
@@ -59,6 +60,62 @@ describe('ShardReader: network failures', () => {
     reader.start();
     return { shard, p, seen, reader };
   };
+
+  it.each(['direct', 'bundled'] as const)(
+    'readerClient %s: a connection that closes between two calls does not fail the next one',
+    async (readerClient) => {
+      const shard = testShard(prefix, 'orders', readerClient === 'direct' ? 9 : 10);
+      await grant(redis(), shard, 'g', 'm');
+      const name = `${prefix}-idle-${readerClient}`;
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let started = false;
+      const connections: ReaderRedis[] = [];
+      const reader = newReader({
+        shard,
+        group: 'g',
+        memberId: 'm',
+        createConnection: () => {
+          const connection = createReaderConnection(redisUrl(), {
+            readerClient,
+            connectionName: name,
+          });
+          connections.push(connection);
+          return connection;
+        },
+        handle: async () => {
+          started = true;
+          await held;
+        },
+      });
+      reader.start();
+      await fill(redis(), shard.key, 1);
+      await waitFor(() => started, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'handler running',
+      });
+      // nothing is in flight on the reader's connection while its handler runs: close it
+      const line = String(await redis().client('LIST'))
+        .split('\n')
+        .find((l) => l.includes(` name=${name} `));
+      const id = /^id=(\d+)/.exec(line ?? '')?.[1];
+      expect(id).toBeDefined();
+      const first = connections[0] as ReaderRedis;
+      const closed = new Promise((resolve) => first.once('close', resolve));
+      await redis().call('CLIENT', 'KILL', 'ID', id as string);
+      // the reader's side has seen it close (ioredis reconnects; a direct connection has ended)
+      await closed;
+      release();
+      await waitFor(async () => (await pending(redis(), shard.key, 'g')).length === 0, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'the handled entry acked',
+      });
+      await reader.stop();
+      expect(reader.counters.connectionErrors).toBe(0);
+    },
+  );
 
   it('watchdog: a black-holed connection in a blocking read is noticed within blockMs + grace and replaced', async () => {
     const { shard, p, seen, reader } = await proxiedReader(0, 3, {
@@ -324,55 +381,58 @@ describe('ShardReader: network failures', () => {
     expect(counts).toEqual([1, 2]);
   });
 
-  it('Redis unreachable for a while: the reader retries, then resumes on a new connection', async () => {
-    const shard = testShard(prefix, 'orders', 2);
-    await grant(redis(), shard, 'g', 'm');
-    const first = await proxy();
-    const port = first.port;
-    const seen: number[] = [];
-    const connections: RedisConnection[] = [];
-    const reader = newReader({
-      shard,
-      group: 'g',
-      memberId: 'm',
-      url: first.url,
-      blockMs: 200,
-      reconnectBackoff: { initialDelayMs: 20, maxDelayMs: 100 },
-      createConnection: () => {
-        const connection = createRedisConnection(first.url, 'reader');
-        connections.push(connection);
-        return connection;
-      },
-      handle: async (m) => void seen.push(seqOf(m.payload)),
-    });
-    reader.start();
-    await waitFor(() => reader.status === 'reading', {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      message: 'reading',
-    });
-    await first.close();
-    // enough failed calls for the reader to replace its connection several times
-    await waitFor(() => reader.counters.connectionErrors >= 8, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      message: 'errors observed',
-    });
-    await fill(redis(), shard.key, 3);
-    await proxy(port);
-    await waitFor(() => seen.length === 3, {
-      timeoutMs: 20_000,
-      intervalMs: 10,
-      message: 'handled after Redis came back',
-    });
-    expect(seen).toEqual([0, 1, 2]);
-    // every connection the reader gave up on, and its last one, ended: none was stranded in
-    // `reconnecting` (ioredis does that to a connection disconnected between two sockets)
-    await reader.stop();
-    await waitFor(() => connections.every((c) => c.status === 'end'), {
-      timeoutMs: 5000,
-      intervalMs: 10,
-      message: `every reader connection ended (${connections.map((c) => c.status).join(', ')})`,
-    });
-  });
+  it.each(['direct', 'bundled'] as const)(
+    'Redis unreachable for a while: the reader retries, then resumes on a new connection (readerClient %s)',
+    async (readerClient) => {
+      const shard = testShard(prefix, 'orders', readerClient === 'direct' ? 2 : 8);
+      await grant(redis(), shard, 'g', 'm');
+      const first = await proxy();
+      const port = first.port;
+      const seen: number[] = [];
+      const connections: ReaderRedis[] = [];
+      const reader = newReader({
+        shard,
+        group: 'g',
+        memberId: 'm',
+        url: first.url,
+        blockMs: 200,
+        reconnectBackoff: { initialDelayMs: 20, maxDelayMs: 100 },
+        createConnection: () => {
+          const connection = createReaderConnection(first.url, { readerClient });
+          connections.push(connection);
+          return connection;
+        },
+        handle: async (m) => void seen.push(seqOf(m.payload)),
+      });
+      reader.start();
+      await waitFor(() => reader.status === 'reading', {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'reading',
+      });
+      await first.close();
+      // enough failed calls for the reader to replace its connection several times
+      await waitFor(() => reader.counters.connectionErrors >= 8, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        message: 'errors observed',
+      });
+      await fill(redis(), shard.key, 3);
+      await proxy(port);
+      await waitFor(() => seen.length === 3, {
+        timeoutMs: 20_000,
+        intervalMs: 10,
+        message: 'handled after Redis came back',
+      });
+      expect(seen).toEqual([0, 1, 2]);
+      // every connection the reader gave up on, and its last one, ended: none was stranded in
+      // `reconnecting` (ioredis does that to a connection disconnected between two sockets)
+      await reader.stop();
+      await waitFor(() => connections.every((c) => c.status === 'end'), {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        message: `every reader connection ended (${connections.map((c) => c.status).join(', ')})`,
+      });
+    },
+  );
 });

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { Redis as Redis5 } from 'ioredis5';
 import type { ReaderClient } from '@redis-stream-coordinator/nestjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DirectReaderClient } from '../../../libs/stream-coordinator/src/internal/index.js';
 import { CoordinatorProcess } from '../../support/coordinator-process.js';
 import { redisUrl, useRedisPrefix } from '../../support/redis.js';
 import { waitFor } from '../../support/wait.js';
@@ -16,11 +17,12 @@ function readersOf(spy: { mock: { calls: unknown[][]; contexts: unknown[] } }): 
   );
 }
 
-// The module option `readerClient` picks the ioredis the shard readers are built with: the
-// library's own ioredis 5 (default) or the application's. Either way a real member handles every
-// message; the spies on both libraries' `sendCommand` show which one sent the reads. (Under
-// RSC_IOREDIS=5 the application's ioredis is ioredis 5 too, and both spies watch one prototype.)
-describe('e2e: readerClient picks the ioredis of the shard readers', () => {
+// The module option `readerClient` picks what the shard readers are built with: the library's
+// direct connection (default), its own ioredis 5, or the application's ioredis. Either way a real
+// member handles every message; spies on the direct connection's reads and on both ioredis
+// libraries' `sendCommand` show which one sent the reads. (Under RSC_IOREDIS=5 the
+// application's ioredis is ioredis 5 too, and both ioredis spies watch one prototype.)
+describe('e2e: readerClient picks the client of the shard readers', () => {
   const redis = useRedisPrefix('e2e-reader-client');
   const sameLibrary = (Redis as unknown) === (Redis5 as unknown);
   let coordinator: CoordinatorProcess;
@@ -41,10 +43,12 @@ describe('e2e: readerClient picks the ioredis of the shard readers', () => {
     await coordinator?.stop();
   });
 
-  it.each<[ReaderClient | undefined, 'bundled' | 'application']>([
-    [undefined, 'bundled'],
+  it.each<[ReaderClient | undefined, ReaderClient]>([
+    [undefined, 'direct'],
+    ['bundled', 'bundled'],
     ['application', 'application'],
-  ])('readerClient %s: readers on the %s ioredis handle every message', async (option, used) => {
+  ])('readerClient %s: readers on the %s client handle every message', async (option, used) => {
+    const direct = vi.spyOn(DirectReaderClient.prototype, 'xreadgroupBuffer');
     const application = vi.spyOn(Redis.prototype, 'sendCommand');
     const bundled = sameLibrary ? application : vi.spyOn(Redis5.prototype, 'sendCommand');
     const member = await startMemberApp({
@@ -71,14 +75,20 @@ describe('e2e: readerClient picks the ioredis of the shard readers', () => {
 
     const viaBundled = readersOf(bundled);
     const viaApplication = readersOf(application);
-    const reads = used === 'bundled' ? viaBundled : viaApplication;
-    expect(reads.length).toBeGreaterThan(0);
-    for (const client of reads) {
-      expect(client).toBeInstanceOf(used === 'bundled' ? Redis5 : Redis);
-    }
-    if (!sameLibrary) {
-      // ioredis 6 is not a subclass of 5 nor the reverse: no read went through the other one
-      expect(used === 'bundled' ? viaApplication : viaBundled).toEqual([]);
+    if (used === 'direct') {
+      expect(direct.mock.calls.length).toBeGreaterThan(0);
+      expect([...viaBundled, ...viaApplication]).toEqual([]);
+    } else {
+      expect(direct).not.toHaveBeenCalled();
+      const reads = used === 'bundled' ? viaBundled : viaApplication;
+      expect(reads.length).toBeGreaterThan(0);
+      for (const client of reads) {
+        expect(client).toBeInstanceOf(used === 'bundled' ? Redis5 : Redis);
+      }
+      if (!sameLibrary) {
+        // ioredis 6 is not a subclass of 5 nor the reverse: no read went through the other one
+        expect(used === 'bundled' ? viaApplication : viaBundled).toEqual([]);
+      }
     }
     expect(member.logs.filter((l) => l.level === 'error')).toEqual([]);
   });

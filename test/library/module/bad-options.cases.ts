@@ -324,10 +324,10 @@ export const BAD_OPTIONS_CASES: readonly BadOptionsCase[] = [
     message: `${M}option "handlerFastPath" must be true or false (got 1)`,
   },
   {
-    name: 'readerClient not one of its two values',
+    name: 'readerClient not one of its values',
     patch: { readerClient: 'ioredis6' },
     path: 'readerClient',
-    message: `${M}option "readerClient" must be "bundled" or "application" (got "ioredis6")`,
+    message: `${M}option "readerClient" must be "direct", "bundled" or "application" (got "ioredis6")`,
   },
   {
     name: 'misspelt top-level key',

@@ -1,4 +1,3 @@
-import { createRedisConnection } from '@redis-stream-coordinator/nestjs/internal';
 import { describe, expect, it } from 'vitest';
 import { JSON_PAYLOAD_SERIALIZER } from '../../../libs/stream-coordinator/src/data-plane/json-payload.serializer.js';
 import type { StreamHandlerDefinition } from '../../../libs/stream-coordinator/src/discovery/stream-handler-definition.interface.js';
@@ -8,7 +7,8 @@ import {
   ShardReaderPool,
   shardId,
 } from '../../../libs/stream-coordinator/src/runtime/shard-reader-pool.js';
-import { redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { useRedisPrefix } from '../../support/redis.js';
+import { testReaderConnection } from '../data-plane/data-plane-fixtures.js';
 
 // The pool's reconciliation (white box): shards re-granted while their old readers are still
 // settling are started again once those settle — each on its own, never touching the others.
@@ -37,7 +37,7 @@ describe('shard reader pool: re-grant while settling', () => {
       group: 'g',
       memberId: 'm',
       handler: () => definition,
-      createConnection: () => createRedisConnection(redisUrl(), 'reader'),
+      createConnection: () => testReaderConnection(),
       serializer: JSON_PAYLOAD_SERIALIZER,
       logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
       onReleased: (s, cause) => released.push({ shard: s.shard, cause }),

@@ -61,7 +61,7 @@ export const STREAM_COORDINATOR_DEFAULTS = {
   metricsPrefix: 'stream_coordinator_',
   metricsSampleIntervalMs: 5_000,
   handlerFastPath: true,
-  readerClient: 'bundled',
+  readerClient: 'direct',
   isGlobal: true,
 } as const;
 

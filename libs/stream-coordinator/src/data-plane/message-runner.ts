@@ -1,6 +1,6 @@
 import { MaxDeliveriesExceededError } from '../errors/data-plane/max-deliveries-exceeded.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { deadLetterFields, toError } from './dead-letter.js';
 import { decodeEntry } from './entry-codec.js';
@@ -29,7 +29,7 @@ export interface RunnerContext {
   readonly counters: ShardReaderCounters;
   readonly signal: AbortSignal;
   /** Runs a short Redis call on the reader's connection (with the watchdog). */
-  call<T>(operation: (connection: RedisConnection) => Promise<T>): Promise<T>;
+  call<T>(operation: (connection: ReaderRedis) => Promise<T>): Promise<T>;
   /** A handler call starts (or begins waiting for a permit) at `at` (`performance.now()`). */
   handlerStarted(at: number): void;
   /**

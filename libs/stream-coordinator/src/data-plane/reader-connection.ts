@@ -2,14 +2,14 @@ import { ReaderConnectionClosedError } from '../errors/data-plane/reader-connect
 import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
 import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
 import { closeConnection } from '../redis/close-connection.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 
 /** A call in flight: when it must have answered, and how to end it early. */
 interface PendingCall {
   readonly deadline: number;
   readonly timeoutMs: number;
   readonly abortable: boolean;
-  readonly connection: RedisConnection;
+  readonly connection: ReaderRedis;
   /** Settles the call with `error` (if it has not settled yet) and drops its connection. */
   readonly abandon: (error: Error) => void;
 }
@@ -31,7 +31,7 @@ interface PendingCall {
  * a timer per call).
  */
 export class ReaderConnection {
-  private current: RedisConnection | undefined;
+  private current: ReaderRedis | undefined;
   private readonly calls = new Set<PendingCall>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
@@ -39,7 +39,7 @@ export class ReaderConnection {
   created = 0;
 
   constructor(
-    private readonly factory: () => RedisConnection,
+    private readonly factory: () => ReaderRedis,
     private readonly onConnectionError: (error: Error) => void,
     private readonly signal?: AbortSignal,
   ) {
@@ -54,8 +54,13 @@ export class ReaderConnection {
     );
   }
 
-  /** The current connection, created on first use. */
-  get(): RedisConnection {
+  /**
+   * The current connection, created on first use and again once the current one has ended (a
+   * direct connection ends with its socket, an ioredis one when it gives up reconnecting): a
+   * connection that closed between two calls must not fail the next one.
+   */
+  get(): ReaderRedis {
+    if (this.current?.status === 'end') this.current = undefined;
     if (this.current === undefined) {
       const connection = this.factory();
       connection.on('error', this.onConnectionError);
@@ -72,7 +77,7 @@ export class ReaderConnection {
    * is `abortable` (or the signal had aborted already), dropping the connection.
    */
   run<T>(
-    operation: (connection: RedisConnection) => Promise<T>,
+    operation: (connection: ReaderRedis) => Promise<T>,
     timeoutMs: number,
     abortable = false,
   ): Promise<T> {
@@ -127,7 +132,7 @@ export class ReaderConnection {
    * `disconnect()` between two sockets would strand it in `reconnecting` for good (no socket, no
    * timer, never `end`), a leak per drop while Redis is away.
    */
-  drop(connection: RedisConnection | undefined = this.current): void {
+  drop(connection: ReaderRedis | undefined = this.current): void {
     if (connection === undefined || connection.status === 'reconnecting') return;
     if (connection === this.current) this.current = undefined;
     connection.disconnect();
@@ -158,7 +163,7 @@ export class ReaderConnection {
    * the next call waits in its offline queue until it is back, or fails and the reader backs off.
    * Only a connection ioredis gave up on (`end`) is replaced.
    */
-  private closed(connection: RedisConnection): void {
+  private closed(connection: ReaderRedis): void {
     // (deleting from a Set while iterating it is safe: abandon() removes the call)
     for (const call of this.calls) {
       if (call.connection === connection) call.abandon(new ReaderConnectionClosedError());

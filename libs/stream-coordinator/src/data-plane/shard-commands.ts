@@ -2,7 +2,7 @@ import { FencedError } from '../errors/data-plane/fenced.error.js';
 import { ShardReadRefusedError } from '../errors/data-plane/shard-read-refused.error.js';
 import { shardGateKey, shardMetaKey } from '../protocol/key-space.js';
 import { runScript, type LuaScript, type ScriptArgument } from '../redis/lua-script.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 import type { ClaimReply, RawStreamEntry } from './raw-entry.types.js';
 import { ACK_BEFORE_READ_SCRIPT } from './scripts/ack-before-read.script.js';
 import { ACK_SCRIPT } from './scripts/ack.script.js';
@@ -82,7 +82,7 @@ export class ShardCommands {
    * first entry (`start` `0`) or its next one (`$`; not on a shard a reshard created). Resolves
    * `ready`, or `no-gate` when the fence names this member but its read gate does not exist (yet).
    */
-  async acquire(connection: RedisConnection, start: '0' | '$' = '0'): Promise<'ready' | 'no-gate'> {
+  async acquire(connection: ReaderRedis, start: '0' | '$' = '0'): Promise<'ready' | 'no-gate'> {
     const args = [this.key, this.gateKey, this.group, this.memberId, start];
     let reply: unknown;
     try {
@@ -101,7 +101,7 @@ export class ShardCommands {
    * counted only when it was handed at its current count.
    */
   async claim(
-    connection: RedisConnection,
+    connection: ReaderRedis,
     cursor: string,
     count: number,
     context: ClaimContext = {},
@@ -138,7 +138,7 @@ export class ShardCommands {
    * connection.
    */
   async ackBeforeRead(
-    connection: RedisConnection,
+    connection: ReaderRedis,
     acks: readonly string[],
     seenUpTo?: string,
   ): Promise<number> {
@@ -153,11 +153,7 @@ export class ShardCommands {
    * @throws ShardReadRefusedError when the gate or the consumer group is missing, or a blocked
    *   read was ended by a deletion (nothing was delivered).
    */
-  async read(
-    connection: RedisConnection,
-    count: number,
-    blockMs?: number,
-  ): Promise<RawStreamEntry[]> {
+  async read(connection: ReaderRedis, count: number, blockMs?: number): Promise<RawStreamEntry[]> {
     let reply: XReadGroupReply;
     try {
       reply = (await (blockMs === undefined
@@ -195,7 +191,7 @@ export class ShardCommands {
   }
 
   /** Fence check, then XACK `ids` (none: only the fence check). Resolves to the acked count. */
-  async ack(connection: RedisConnection, ids: readonly string[]): Promise<number> {
+  async ack(connection: ReaderRedis, ids: readonly string[]): Promise<number> {
     return (await this.run(connection, ACK_SCRIPT, [encodeEntryIds(ids)], false)) as number;
   }
 
@@ -203,7 +199,7 @@ export class ShardCommands {
    * Fence check, then XCLAIM `id` to this member again (a new delivery: the delivery count goes
    * up). Resolves to the entry with its new count, or `null` when it was deleted or trimmed.
    */
-  async redeliver(connection: RedisConnection, id: string): Promise<RawStreamEntry | null> {
+  async redeliver(connection: ReaderRedis, id: string): Promise<RawStreamEntry | null> {
     const reply = (await this.run(connection, REDELIVER_SCRIPT, [id], true)) as
       [1, Buffer, Buffer[], number] | [0];
     return reply[0] === 1 ? [reply[1], reply[2], reply[3]] : null;
@@ -215,7 +211,7 @@ export class ShardCommands {
    * (dropped from the pending list).
    */
   async uncount(
-    connection: RedisConnection,
+    connection: ReaderRedis,
     ids: readonly string[],
   ): Promise<{ changed: number; deletedIds: string[] }> {
     const [changed, deleted] = (await this.run(connection, UNCOUNT_SCRIPT, ids, false)) as [
@@ -230,7 +226,7 @@ export class ShardCommands {
    * it (see the `releaseConsumer` script; not fenced). Resolves `deleted`, `kept` (entries
    * pending), or `no-group`.
    */
-  async releaseConsumer(connection: RedisConnection): Promise<'deleted' | 'kept' | 'no-group'> {
+  async releaseConsumer(connection: ReaderRedis): Promise<'deleted' | 'kept' | 'no-group'> {
     const reply = await runScript(
       connection,
       RELEASE_CONSUMER_SCRIPT,
@@ -241,7 +237,7 @@ export class ShardCommands {
   }
 
   private async run(
-    connection: RedisConnection,
+    connection: ReaderRedis,
     script: LuaScript,
     args: readonly ScriptArgument[],
     buffers: boolean,

@@ -10,7 +10,7 @@ import {
   OPTION_LIMITS,
   STREAM_SHARD_HANDLER_DEFAULTS as DEFAULTS,
 } from '../constants/stream-coordinator.constants.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 import type { RandomSource, ResolvedBackoff } from './backoff.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { SILENT_LOGGER, type DataPlaneLogger } from '../interfaces/data-plane-logger.interface.js';
@@ -24,9 +24,9 @@ export interface ShardReaderOptions {
   /**
    * Creates the reader's dedicated connection (called again when the connection must be
    * recreated). It must return a new connection every time, never a shared one; e.g.
-   * `() => createRedisConnection(options, 'reader')`.
+   * `() => createReaderConnection(options)`.
    */
-  createConnection: () => RedisConnection;
+  createConnection: () => ReaderRedis;
   /** The coordinator group = the Redis consumer group on the shard. */
   group: string;
   /** This member's id = the Redis consumer name. */

@@ -2,7 +2,7 @@ import { FencedError } from '../errors/data-plane/fenced.error.js';
 import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
 import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
 import { ShardReadRefusedError } from '../errors/data-plane/shard-read-refused.error.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { BatchRunner } from './batch-runner.js';
 import { toError } from './dead-letter.js';
@@ -38,7 +38,7 @@ interface Corkable {
  * one packet, one read and one wake-up for Redis. Only sockets of `ready` clients are corked
  * (their commands are written at once); anything else just writes as usual.
  */
-function corkSockets(connection: RedisConnection): Corkable[] {
+function corkSockets(connection: ReaderRedis): Corkable[] {
   const corked: Corkable[] = [];
   const clients = 'nodes' in connection ? connection.nodes('master') : [connection];
   for (const client of clients) {
@@ -649,12 +649,12 @@ export class ShardReader {
   }
 
   /** A short Redis call under the watchdog. */
-  private call<T>(operation: (connection: RedisConnection) => Promise<T>): Promise<T> {
+  private call<T>(operation: (connection: ReaderRedis) => Promise<T>): Promise<T> {
     return this.guarded(operation, this.options.watchdogGraceMs);
   }
 
   private async guarded<T>(
-    operation: (connection: RedisConnection) => Promise<T>,
+    operation: (connection: ReaderRedis) => Promise<T>,
     timeoutMs: number,
     abortable = false,
   ): Promise<T> {

@@ -48,9 +48,15 @@ export interface StreamCoordinatorMetricsOptions {
 export type MemberIdOption = 'coordinator' | (string & Record<never, never>) | (() => string);
 
 /**
- * Which ioredis the shard readers run on:
- * - `'bundled'` (default): ioredis 5, the library's own dependency (npm alias `ioredis5`), whose
- *   reply decoder reads stream batches several times faster than ioredis 6.0.0's;
+ * What the shard readers' dedicated connections are built with:
+ * - `'direct'` (default): the library's own RESP2 connection, one socket per reader that sends
+ *   only the reader's commands and parses their replies itself; it spends the least CPU per
+ *   message. It serves a standalone Redis reached by URL or ioredis options (TCP, TLS, Unix
+ *   socket; `username`/`password`, `db`, `connectTimeout`, `keepAlive`, `noDelay`). For Redis
+ *   Cluster, Sentinel, or an ioredis option it does not implement (`commandTimeout`,
+ *   `socketTimeout`, a custom `Connector`), readers use `'bundled'` instead;
+ * - `'bundled'`: ioredis 5, the library's own dependency (npm alias `ioredis5`), whose reply
+ *   decoder reads stream batches several times faster than ioredis 6.0.0's;
  * - `'application'`: your application's ioredis, like every other connection of the library. For
  *   when readers must carry fixes or instrumentation that only your copy has (an APM agent that
  *   patches `ioredis`, a security fix of ioredis 6), at the cost in CPU per message that
@@ -58,7 +64,7 @@ export type MemberIdOption = 'coordinator' | (string & Record<never, never>) | (
  *
  * @publicApi
  */
-export type ReaderClient = 'bundled' | 'application';
+export type ReaderClient = 'direct' | 'bundled' | 'application';
 
 /**
  * Options of `StreamCoordinatorModule.forRoot()` (and what a `forRootAsync()` factory returns).
@@ -122,7 +128,7 @@ export interface StreamCoordinatorModuleOptions {
    * pipeline (for instance when enhancers are registered after bootstrap).
    */
   handlerFastPath?: boolean;
-  /** Which ioredis the shard readers run on; see {@link ReaderClient}. Default `'bundled'`. */
+  /** What the shard readers' connections are built with; see {@link ReaderClient}. Default `'direct'`. */
   readerClient?: ReaderClient;
 }
 

@@ -250,7 +250,9 @@ export const moduleOptionsSchema = z.strictObject({
     .optional(),
   handlerFastPath: z.boolean({ error: OPTION_RULES.boolean }).optional(),
   readerClient: z
-    .enum(['bundled', 'application'], { error: 'must be "bundled" or "application"' })
+    .enum(['direct', 'bundled', 'application'], {
+      error: 'must be "direct", "bundled" or "application"',
+    })
     .optional(),
 });
 

@@ -1,4 +1,4 @@
-import type { RedisConnection } from './redis-connection.types.js';
+import type { ReaderRedis } from './redis-connection.types.js';
 
 /**
  * Emitted on a connection once {@link closeConnection} has closed it for good. Owners that track
@@ -22,7 +22,7 @@ export const QUIT_TIMEOUT_MS = 1000;
  * @internal
  */
 export async function closeConnection(
-  connection: RedisConnection,
+  connection: ReaderRedis,
   quitTimeoutMs = QUIT_TIMEOUT_MS,
 ): Promise<void> {
   if (connection.status !== 'ready') {

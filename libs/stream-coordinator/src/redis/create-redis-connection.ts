@@ -5,6 +5,7 @@ import type {
   RedisClusterNode,
   RedisConnectionOptions,
 } from '../interfaces/redis-connection-options.interface.js';
+import type { DirectReaderClient } from './direct/direct-reader-client.js';
 import type { RedisConnection, RedisConnectionRole } from './redis-connection.types.js';
 import type { ReaderClient } from '../interfaces/stream-coordinator-options.interface.js';
 import { APPLICATION_CLIENT, READER_CLIENT, type RedisClientClasses } from './reader-client.js';
@@ -31,9 +32,13 @@ export interface CreateRedisConnectionExtras {
   maxRetriesPerRequest?: number;
   /**
    * Which ioredis a `reader` connection is built with (the module option `readerClient`):
-   * `'bundled'` (default), the library's own ioredis 5, or `'application'`, the application's.
+   * the library's own ioredis 5 (`'bundled'`, and `'direct'`, which
+   * `createReaderConnection` builds here only when the options need ioredis), or
+   * `'application'`, the application's.
    */
   readerClient?: ReaderClient;
+  /** Shared by the connections whose errors are logged as one (see {@link ConnectionErrorLog}). */
+  errorLog?: ConnectionErrorLog;
 }
 
 /**
@@ -92,7 +97,8 @@ export function createRedisConnection(
   role: RedisConnectionRole,
   extras: CreateRedisConnectionExtras = {},
 ): RedisConnection {
-  const bundled = role === 'reader' && (extras.readerClient ?? 'bundled') === 'bundled';
+  // (a `'direct'` reader that cannot be direct is built here too: see createReaderConnection)
+  const bundled = role === 'reader' && extras.readerClient !== 'application';
   const roleOptions: RedisOptions = {
     ...(role === 'reader' ? READER_OPTIONS : {}),
     ...(role === 'reader' && !bundled ? { protocol: 2, replyMapping: 'legacy' as const } : {}),
@@ -106,7 +112,7 @@ export function createRedisConnection(
   const client = bundled ? READER_CLIENT : APPLICATION_CLIENT;
   const defaults = bundled ? BUNDLED_READER_DEFAULTS : {};
   const connection = build(options, { defaults, role: roleOptions }, clusterDefaults, client);
-  attachErrorLogging(connection, role, extras.logger);
+  attachErrorLogging(connection, role, extras.logger, extras.errorLog);
   return connection;
 }
 
@@ -280,20 +286,34 @@ function rejectKeyPrefix(keyPrefix: string | null | undefined): void {
   }
 }
 
-function attachErrorLogging(
-  connection: RedisConnection,
+/**
+ * Whether the connection errors logged under it are quiet (at debug level): a warning for the
+ * first error after a `ready`, debug for the repeats. One per connection by default; shard
+ * readers share one per application (`errorLog`), since a direct reader connection is replaced
+ * after every failed call and each new one would warn again.
+ */
+export interface ConnectionErrorLog {
+  quiet: boolean;
+}
+
+/**
+ * Logs the errors `connection` emits (and keeps them from crashing the process): the first after
+ * a `ready` (of any connection sharing `log`) as a warning, repeats at debug level.
+ */
+export function attachErrorLogging(
+  connection: RedisConnection | DirectReaderClient,
   role: RedisConnectionRole,
   logger: DataPlaneLogger | undefined,
+  log: ConnectionErrorLog = { quiet: false },
 ): void {
-  let quiet = false;
   connection.on('ready', () => {
-    quiet = false;
+    log.quiet = false;
   });
   connection.on('error', (error: unknown) => {
     const text = `Redis ${role} connection error: ${error instanceof Error ? error.message : String(error)}`;
-    if (!quiet) logger?.warn(text);
+    if (!log.quiet) logger?.warn(text);
     else logger?.debug?.(text);
-    quiet = true;
+    log.quiet = true;
   });
 }
 

@@ -1,22 +1,8 @@
-import type { RedisConnection } from './redis-connection.types.js';
+import { DirectReaderClient } from './direct/direct-reader-client.js';
+import type { LuaScript, ScriptArgument } from './lua-script.types.js';
+import type { ReaderRedis, RedisConnection } from './redis-connection.types.js';
 
-/**
- * A Lua script the library runs with `EVALSHA` (falling back to `EVAL`), registered on each
- * connection through ioredis `defineCommand`, which works on `Redis` and on `Cluster` (the
- * command is routed by its first key). Scripts touch only the keys they are given, all in one
- * hash slot.
- */
-export interface LuaScript {
-  /** Command name on the connection; unique across the library (`rsc` prefix). */
-  readonly name: string;
-  /** How many leading arguments are keys. */
-  readonly numberOfKeys: number;
-  /** The script body. */
-  readonly lua: string;
-}
-
-/** A script argument as ioredis sends it. */
-export type ScriptArgument = string | Buffer | number;
+export type { LuaScript, ScriptArgument } from './lua-script.types.js';
 
 type ScriptMethod = (...args: ScriptArgument[]) => Promise<unknown>;
 
@@ -39,15 +25,18 @@ export function defineScripts(connection: RedisConnection, scripts: readonly Lua
 }
 
 /**
- * Runs `script` on `connection` (registering it first if needed). With `buffers`, bulk replies
- * come back as `Buffer`s (the `…Buffer` variant ioredis defines next to every command).
+ * Runs `script` on `connection`: on an ioredis client through the command `defineScripts`
+ * registers (first if needed), on a direct reader connection through its `evalScript`. With
+ * `buffers`, bulk replies come back as `Buffer`s (on ioredis, the `…Buffer` variant it defines
+ * next to every command).
  */
 export function runScript(
-  connection: RedisConnection,
+  connection: ReaderRedis,
   script: LuaScript,
   args: readonly ScriptArgument[],
   buffers = false,
 ): Promise<unknown> {
+  if (connection instanceof DirectReaderClient) return connection.evalScript(script, args, buffers);
   if (defined.get(connection)?.has(script.name) !== true) defineScripts(connection, [script]);
   const method = (connection as unknown as Record<string, ScriptMethod | undefined>)[
     buffers ? `${script.name}Buffer` : script.name

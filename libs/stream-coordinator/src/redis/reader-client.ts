@@ -17,9 +17,10 @@ export interface RedisClientClasses {
 export const APPLICATION_CLIENT: RedisClientClasses = { Redis, Cluster, resp2Only: false };
 
 /**
- * What shard readers are built with by default (module option `readerClient: 'bundled'`):
- * ioredis 5, a dependency of the library itself (the npm alias `ioredis5`), whichever ioredis the
- * application installed.
+ * What shard readers are built with when they are not direct connections (module option
+ * `readerClient: 'bundled'`, and `'direct'` on a Cluster or through Sentinel, see
+ * `create-reader-connection.ts`): ioredis 5, a dependency of the library itself (the npm alias
+ * `ioredis5`), whichever ioredis the application installed.
  *
  * Why: a reader spends most of its client time decoding `XREADGROUP` replies, and ioredis 6.0.0's
  * reply decoder is ≈ 4.7× slower than ioredis 5's `redis-parser` on them (its build turns each

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { DirectReaderClient } from './direct/direct-reader-client.js';
 
 /**
  * A connection to the data plane: a standalone `Redis` client or a `Cluster` client. Everything
@@ -14,3 +15,11 @@ export type RedisConnection = Redis | Cluster;
  * - `subscriber` — a pub/sub connection.
  */
 export type RedisConnectionRole = 'command' | 'reader' | 'subscriber';
+
+/**
+ * A shard reader's dedicated connection: the library's direct connection (module option
+ * `readerClient: 'direct'`, for a standalone Redis) or an ioredis client (Cluster, Sentinel,
+ * `'bundled'`, `'application'`). The data plane uses only what both have, with the same names and
+ * reply shapes (see {@link DirectReaderClient}).
+ */
+export type ReaderRedis = RedisConnection | DirectReaderClient;

@@ -10,7 +10,7 @@ import { type ShardReleaseCause, ShardReleasedError } from '../errors/shard-rele
 import type { PayloadSerializer } from '../interfaces/payload-serializer.interface.js';
 import type { StreamShardMessage } from '../interfaces/stream-shard-message.interface.js';
 import { KeySpace, prefixOfKey } from '../protocol/index.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import type { ReaderRedis } from '../redis/redis-connection.types.js';
 import { type GrantedShard, shardId } from './membership.js';
 
 /** What the pool needs to build readers. */
@@ -18,7 +18,7 @@ export interface ShardReaderPoolOptions {
   readonly group: string;
   readonly memberId: string;
   readonly handler: (stream: string) => StreamHandlerDefinition | undefined;
-  readonly createConnection: () => RedisConnection;
+  readonly createConnection: () => ReaderRedis;
   readonly serializer: PayloadSerializer;
   readonly logger: DataPlaneLogger;
   /** Per-reader metric hooks (the runtime binds stream and shard labels). */

@@ -2,8 +2,12 @@ import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectStreamCoordinatorOptions } from '../decorators/inject-stream-coordinator-options.decorator.js';
 import type { ResolvedStreamCoordinatorOptions } from '../interfaces/resolved-stream-coordinator-options.interface.js';
 import { CONNECTION_CLOSED_EVENT, closeConnection } from '../redis/close-connection.js';
-import { createRedisConnection } from '../redis/create-redis-connection.js';
-import type { RedisConnection } from '../redis/redis-connection.types.js';
+import { createReaderConnection } from '../redis/create-reader-connection.js';
+import {
+  type ConnectionErrorLog,
+  createRedisConnection,
+} from '../redis/create-redis-connection.js';
+import type { ReaderRedis, RedisConnection } from '../redis/redis-connection.types.js';
 
 /**
  * Owns every Redis connection of one application: the shared command connection (producer,
@@ -17,7 +21,9 @@ import type { RedisConnection } from '../redis/redis-connection.types.js';
 @Injectable()
 export class StreamCoordinatorConnections implements OnApplicationShutdown {
   private command: RedisConnection | undefined;
-  private readonly owned = new Set<RedisConnection>();
+  private readonly owned = new Set<ReaderRedis>();
+  /** One error log for every reader connection: an outage warns once, not once per connection. */
+  private readonly readerErrors: ConnectionErrorLog = { quiet: false };
 
   constructor(
     @InjectStreamCoordinatorOptions() private readonly options: ResolvedStreamCoordinatorOptions,
@@ -45,11 +51,12 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
   }
 
   /** A new dedicated reader connection; the reader closes it, the application closes leftovers. */
-  reader(): RedisConnection {
-    const connection = createRedisConnection(this.options.redis, 'reader', {
+  reader(): ReaderRedis {
+    const connection = createReaderConnection(this.options.redis, {
       connectionName: 'rsc-reader',
       logger: this.options.logger,
       readerClient: this.options.readerClient,
+      errorLog: this.readerErrors,
     });
     this.track(connection);
     const forget = (): void => {
@@ -66,7 +73,7 @@ export class StreamCoordinatorConnections implements OnApplicationShutdown {
     return this.owned.size;
   }
 
-  private track(connection: RedisConnection): RedisConnection {
+  private track<T extends ReaderRedis>(connection: T): T {
     this.owned.add(connection);
     return connection;
   }

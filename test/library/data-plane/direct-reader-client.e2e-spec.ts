@@ -1,0 +1,272 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  createReaderConnection,
+  DirectConnectionClosedError,
+  DirectReaderClient,
+  RedisHandshakeError,
+  RedisReplyError,
+  runScript,
+  type DirectReaderEndpoint,
+  type LuaScript,
+} from '../../../libs/stream-coordinator/src/internal/index.js';
+import { connectRedis5 } from '../../support/redis-client.js';
+import { createTestRedis, redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { waitFor } from '../../support/wait.js';
+
+/**
+ * The readers' direct connection against a real Redis: replies shaped as ioredis 5 shapes them
+ * (the data plane reads both), scripts with the NOSCRIPT fallback, error replies, the handshake
+ * (ACL user, database, name), and how it ends: killed mid-read, refused, QUIT.
+ */
+describe('DirectReaderClient', () => {
+  const { prefix, redis } = useRedisPrefix('direct-reader');
+  const open: DirectReaderClient[] = [];
+  const others: Array<{ disconnect(): void }> = [];
+
+  afterEach(() => {
+    for (const c of open.splice(0)) c.disconnect();
+    for (const c of others.splice(0)) c.disconnect();
+  });
+
+  /** A direct connection to the suite's Redis (or `url`), closed after the test. */
+  function direct(url = redisUrl(), extras: { connectionName?: string } = {}): DirectReaderClient {
+    const connection = createReaderConnection(url, extras);
+    if (!(connection instanceof DirectReaderClient)) {
+      throw new Error(`expected a direct connection for ${url}`);
+    }
+    connection.on('error', () => undefined);
+    open.push(connection);
+    return connection;
+  }
+
+  it('reads a stream batch as ioredis 5 does: Buffers, same shape, across many chunks', async () => {
+    const key = `${prefix}:batch`;
+    await redis().xgroup('CREATE', key, 'g', '0', 'MKSTREAM');
+    const payload = randomBytes(700).toString('base64'); // ≈ 1 KB per entry, ≈ 1 MB in all
+    for (let i = 0; i < 1000; i += 100) {
+      const pipeline = redis().pipeline();
+      for (let j = i; j < i + 100; j++)
+        pipeline.xadd(key, '*', 'payload', `${j}:${payload}`, 'k', '');
+      await pipeline.exec();
+    }
+    await redis().xgroup('CREATE', key, 'g2', '0');
+    const reference = connectRedis5(redisUrl());
+    others.push(reference);
+    const expected = await reference.callBuffer(
+      'XREADGROUP',
+      'GROUP', 'g2', 'c', 'COUNT', 1000, 'STREAMS', key, '>',
+    ); // prettier-ignore
+    const got = await direct().xreadgroupBuffer(
+      'GROUP', 'g', 'c', 'COUNT', 1000, 'STREAMS', key, '>',
+    ); // prettier-ignore
+    expect(got).toEqual(expected);
+    expect(((got as [Buffer, unknown[]][])[0] as [Buffer, unknown[]])[1]).toHaveLength(1000);
+    // a block that times out answers null, as for ioredis
+    expect(
+      await direct().xreadgroupBuffer(
+        'GROUP', 'g', 'c', 'COUNT', 10, 'BLOCK', 50, 'STREAMS', key, '>',
+      ), // prettier-ignore
+    ).toBeNull();
+  });
+
+  it('runs a script by its body first, then by its SHA', async () => {
+    const key = `${prefix}:script`;
+    const connection = direct();
+    const script: LuaScript = {
+      name: 'rscTestIncr',
+      numberOfKeys: 1,
+      lua: `return {redis.call('INCRBY', KEYS[1], ARGV[1]), KEYS[1]} -- ${prefix}`,
+    };
+    const sha = createHash('sha1').update(script.lua).digest('hex');
+    const written: string[] = [];
+    const write = connection.stream.write.bind(connection.stream);
+    connection.stream.write = ((chunk: string | Buffer, ...rest: never[]) => {
+      written.push(String(chunk).split('\r\n')[2] ?? '');
+      return write(chunk, ...rest);
+    }) as typeof connection.stream.write;
+    // first on this connection: EVAL (which caches it in Redis), so a script corked in front of
+    // a read never comes back NOSCRIPT behind it; EVALSHA after that
+    expect(await redis().script('EXISTS', sha)).toEqual([0]);
+    expect(await runScript(connection, script, [key, 2])).toEqual([2, key]);
+    expect(written.splice(0)).toEqual(['EVAL']);
+    expect(await redis().script('EXISTS', sha)).toEqual([1]);
+    expect(await runScript(connection, script, [key, 3], true)).toEqual([5, Buffer.from(key)]);
+    expect(written).toEqual(['EVALSHA']);
+  });
+
+  it('rejects with Redis’s own error text, and keeps working', async () => {
+    const connection = direct();
+    const error = await connection
+      .xreadgroupBuffer('GROUP', 'nogroup', 'c', 'STREAMS', `${prefix}:none`, '>')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisReplyError);
+    expect((error as RedisReplyError).message).toMatch(/^NOGROUP /);
+    expect((error as RedisReplyError).code).toBe('NOGROUP');
+    expect(await connection.xadd(`${prefix}:after`, '*', 'a', '1')).toMatch(/^\d+-\d+$/);
+  });
+
+  it('names itself, selects its database and authenticates as an ACL user', async () => {
+    const user = `${prefix}-user`;
+    const password = randomBytes(12).toString('hex');
+    await redis().call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '+@all');
+    try {
+      const url = new URL(redisUrl());
+      url.username = user;
+      url.password = password;
+      url.pathname = '/5';
+      const name = `${prefix}-name`;
+      const connection = direct(url.href, { connectionName: name });
+      const key = `${prefix}:db5`;
+      await connection.xadd(key, '*', 'a', '1');
+      const db5 = createTestRedis({ db: 5 });
+      others.push(db5);
+      expect(await db5.xlen(key)).toBe(1);
+      await db5.del(key);
+      expect(await redis().exists(key)).toBe(0);
+      await waitFor(() => connection.status === 'ready', {
+        timeoutMs: 5000,
+        intervalMs: 5,
+        message: 'the status',
+      });
+      const list = String(await redis().client('LIST'));
+      expect(list).toMatch(new RegExp(`name=${name} .*user=${user}`));
+    } finally {
+      await redis().call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('a refused AUTH is an error naming the step; queued commands fail and it ends', async () => {
+    const url = new URL(redisUrl());
+    url.username = `${prefix}-nobody`;
+    url.password = 'wrong';
+    const connection = createReaderConnection(url.href) as DirectReaderClient;
+    open.push(connection);
+    const errors: unknown[] = [];
+    connection.on('error', (e: unknown) => errors.push(e));
+    const queued = connection.xadd(`${prefix}:never`, '*', 'a', '1').catch((e: unknown) => e);
+    expect(await queued).toBeInstanceOf(DirectConnectionClosedError);
+    expect(((await queued) as Error).message).toMatch(/WRONGPASS/);
+    await waitFor(() => connection.status === 'end', {
+      timeoutMs: 5000,
+      intervalMs: 5,
+      message: 'the status',
+    });
+    const handshake = errors.find((e) => e instanceof RedisHandshakeError);
+    expect((handshake as Error | undefined)?.message).toMatch(/AUTH as .*-nobody.*WRONGPASS/);
+    expect(await redis().exists(`${prefix}:never`)).toBe(0);
+  });
+
+  it('a user without a password (ACL nopass) is still authenticated as that user', async () => {
+    const user = `${prefix}-nopass`;
+    await redis().call('ACL', 'SETUSER', user, 'on', 'nopass', '~*', '+@all');
+    try {
+      const url = new URL(redisUrl());
+      url.username = user;
+      const name = `${prefix}-nopass`;
+      const connection = direct(url.href, { connectionName: name });
+      await connection.xadd(`${prefix}:nopass`, '*', 'a', '1');
+      const list = String(await redis().client('LIST'));
+      expect(list).toMatch(new RegExp(`name=${name} .*user=${user} `));
+    } finally {
+      await redis().call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('passes over what ioredis passes over: a password the server does not need, a refused name', async () => {
+    // the suite's Redis has no password on its default user: AUTH <password> is refused
+    const url = new URL(redisUrl());
+    url.password = 'not-needed';
+    expect(await direct(url.href).xadd(`${prefix}:pw`, '*', 'a', '1')).toMatch(/^\d+-\d+$/);
+    // an ACL user that may not name its connection
+    const user = `${prefix}-noname`;
+    await redis().call('ACL', 'SETUSER', user, 'on', 'nopass', '~*', '+@all', '-client|setname');
+    try {
+      const named = new URL(redisUrl());
+      named.username = user;
+      const connection = direct(named.href, { connectionName: 'rsc-reader' });
+      expect(await connection.xadd(`${prefix}:noname`, '*', 'a', '1')).toMatch(/^\d+-\d+$/);
+      expect(connection.status).toBe('ready');
+    } finally {
+      await redis().call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('killed while a read blocks: the read fails at once, and the connection ends', async () => {
+    const key = `${prefix}:killed`;
+    await redis().xgroup('CREATE', key, 'g', '$', 'MKSTREAM');
+    const name = `${prefix}-killed`;
+    const connection = direct(redisUrl(), { connectionName: name });
+    const events: string[] = [];
+    connection.on('close', () => events.push('close'));
+    connection.on('end', () => events.push('end'));
+    const read = connection
+      .xreadgroupBuffer('GROUP', 'g', 'c', 'BLOCK', 30_000, 'STREAMS', key, '>')
+      .catch((e: unknown) => e);
+    // blocked in its read (not only connected): the kill then ends a command in flight
+    let id: string | undefined;
+    await waitFor(
+      async () => {
+        const line = String(await redis().client('LIST'))
+          .split('\n')
+          .find((l) => l.includes(` name=${name} `));
+        id = line?.includes('cmd=xreadgroup') ? /^id=(\d+)/.exec(line)?.[1] : undefined;
+        return id !== undefined;
+      },
+      { timeoutMs: 5000, intervalMs: 10, message: 'the blocked read' },
+    );
+    await redis().call('CLIENT', 'KILL', 'ID', id as string);
+    expect(await read).toBeInstanceOf(DirectConnectionClosedError);
+    expect(connection.status).toBe('end');
+    expect(events).toEqual(['close', 'end']);
+    await expect(connection.xadd(key, '*', 'a', '1')).rejects.toBeInstanceOf(
+      DirectConnectionClosedError,
+    );
+  });
+
+  describe('nothing listening', () => {
+    let server: Server | undefined;
+    afterAll(() => server?.close());
+
+    it('a refused connection is an error; its commands fail and it ends', async () => {
+      // a port that was free a moment ago
+      server = createServer();
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as { port: number }).port;
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+      server = undefined;
+      const endpoint: DirectReaderEndpoint = {
+        socket: { host: '127.0.0.1', port },
+        db: 0,
+        connectTimeoutMs: 5000,
+        keepAliveMs: 0,
+        noDelay: true,
+      };
+      const connection = new DirectReaderClient(endpoint);
+      open.push(connection);
+      const errors: Error[] = [];
+      connection.on('error', (e: Error) => errors.push(e));
+      await expect(connection.xadd('k', '*', 'a', '1')).rejects.toBeInstanceOf(
+        DirectConnectionClosedError,
+      );
+      expect(connection.status).toBe('end');
+      expect(errors[0]?.message).toMatch(/ECONNREFUSED/);
+    });
+  });
+
+  it('QUIT is answered, then the connection ends', async () => {
+    const connection = direct();
+    await waitFor(() => connection.status === 'ready', {
+      timeoutMs: 5000,
+      intervalMs: 5,
+      message: 'the status',
+    });
+    expect(await connection.quit()).toBe('OK');
+    await waitFor(() => connection.status === 'end', {
+      timeoutMs: 5000,
+      intervalMs: 5,
+      message: 'the status',
+    });
+  });
+});
