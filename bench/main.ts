@@ -40,6 +40,7 @@ import { connectRedis } from '../test/support/redis-client.js';
  * batches per process), BENCH_BATCHES, BENCH_PROCS, BENCH_MEMBERS, BENCH_SKIP_PEERS=1 (no peers),
  * BENCH_COLD_MESSAGES, BENCH_COLD_REPS (cold throughput), BENCH_RAW_CLIENTS (a subset of
  * ioredis5,ioredis6,ioredis6-resp3,node-redis), BENCH_SKIP_COLD=1 / BENCH_SKIP_WARM=1,
+ * BENCH_READER_CLIENT (the members' `readerClient`, default theirs: 'direct'),
  * BENCH_CPU_PROF_INTERVAL_US (sampling interval of `--cpu-prof`, default 500); BENCH_REDIS_URL to
  * use a given Redis.
  */

@@ -5,6 +5,7 @@ import {
   StreamCoordinatorModule,
   StreamShardHandler,
   type StreamShardMessage,
+  type ReaderClient,
 } from '@redis-stream-coordinator/nestjs';
 import { MemberRuntime, MemberRuntimeEvents } from '@redis-stream-coordinator/nestjs/internal';
 import { cpuUs, preciseNow } from '../support/stats.js';
@@ -105,6 +106,10 @@ class BenchHandler {
       group: env('GROUP'),
       handlerDefaults: { batchSize: intEnv('BATCH_SIZE', 100) },
       ...(process.env.MEMBER_ID ? { memberId: process.env.MEMBER_ID } : {}),
+      // (a comparison lever: the readers' client other than the default)
+      ...(process.env.BENCH_READER_CLIENT
+        ? { readerClient: process.env.BENCH_READER_CLIENT as ReaderClient }
+        : {}),
     }),
   ],
   providers: [BenchHandler],
