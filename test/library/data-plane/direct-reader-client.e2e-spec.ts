@@ -13,6 +13,9 @@ import {
 } from '../../../libs/stream-coordinator/src/internal/index.js';
 import { connectRedis5 } from '../../support/redis-client.js';
 import { createTestRedis, redisUrl, useRedisPrefix } from '../../support/redis.js';
+import { freePort } from '../../support/free-port.js';
+import { type RedisServerProcess, spawnRedisServer } from '../../support/redis-server-process.js';
+import { createTempDir, type TempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 /**
@@ -80,12 +83,7 @@ describe('DirectReaderClient', () => {
       lua: `return {redis.call('INCRBY', KEYS[1], ARGV[1]), KEYS[1]} -- ${prefix}`,
     };
     const sha = createHash('sha1').update(script.lua).digest('hex');
-    const written: string[] = [];
-    const write = connection.stream.write.bind(connection.stream);
-    connection.stream.write = ((chunk: string | Buffer, ...rest: never[]) => {
-      written.push(String(chunk).split('\r\n')[2] ?? '');
-      return write(chunk, ...rest);
-    }) as typeof connection.stream.write;
+    const written = recordCommands(connection);
     // first on this connection: EVAL (which caches it in Redis), so a script corked in front of
     // a read never comes back NOSCRIPT behind it; EVALSHA after that
     expect(await redis().script('EXISTS', sha)).toEqual([0]);
@@ -94,6 +92,64 @@ describe('DirectReaderClient', () => {
     expect(await redis().script('EXISTS', sha)).toEqual([1]);
     expect(await runScript(connection, script, [key, 3], true)).toEqual([5, Buffer.from(key)]);
     expect(written).toEqual(['EVALSHA']);
+  });
+
+  describe('on a Redis of its own (SCRIPT FLUSH, a script that is refused)', () => {
+    let dir: TempDir | undefined;
+    let server: RedisServerProcess | undefined;
+    afterAll(async () => {
+      await server?.stop();
+      dir?.remove();
+    });
+
+    it('sends a script again by its body after NOSCRIPT, and after a refused first EVAL', async () => {
+      dir = createTempDir('direct-reader-scripts');
+      server = await spawnRedisServer({ port: await freePort(), dir: dir.path });
+      const connection = direct(server.url);
+      const written = recordCommands(connection);
+      const script: LuaScript = {
+        name: 'rscTestEcho',
+        numberOfKeys: 1,
+        lua: 'return KEYS[1]',
+      };
+      expect(await runScript(connection, script, ['a'])).toBe('a');
+      // Redis loses its script cache (a restart with the same socket cannot happen; a flush can)
+      const admin = createTestRedis({ url: server.url });
+      others.push(admin);
+      await admin.script('FLUSH');
+      expect(await runScript(connection, script, ['b'])).toBe('b');
+      expect(written.splice(0)).toEqual(['EVAL', 'EVALSHA', 'EVAL']);
+      // a first EVAL Redis refuses (here: a script that does not compile) is not remembered as
+      // sent: the next call sends the body again, not an EVALSHA bound to come back NOSCRIPT
+      const broken: LuaScript = { name: 'rscTestBroken', numberOfKeys: 0, lua: 'return +' };
+      await expect(runScript(connection, broken, [])).rejects.toBeInstanceOf(RedisReplyError);
+      await expect(runScript(connection, broken, [])).rejects.toBeInstanceOf(RedisReplyError);
+      expect(written).toEqual(['EVAL', 'EVAL']);
+    });
+  });
+
+  it('a command that cannot be encoded fails alone: the replies after it reach their commands', async () => {
+    const connection = direct();
+    const key = `${prefix}:encode`;
+    const bad = connection.send(['XADD', key, '*', 'a', null as unknown as string], false);
+    const good = connection.xadd(key, '*', 'b', '2');
+    const length = connection.send(['XLEN', key], false);
+    await expect(bad).rejects.toBeInstanceOf(TypeError);
+    expect(await good).toMatch(/^\d+-\d+$/);
+    expect(await length).toBe(1);
+  });
+
+  it('a refused SELECT is fatal: nothing runs in database 0 instead', async () => {
+    const url = new URL(redisUrl());
+    url.pathname = '/9999';
+    const connection = createReaderConnection(url.href) as DirectReaderClient;
+    open.push(connection);
+    connection.on('error', () => undefined);
+    const key = `${prefix}:wrong-db`;
+    const error = await connection.xadd(key, '*', 'a', '1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DirectConnectionClosedError);
+    expect((error as Error).message).toMatch(/SELECT 9999/);
+    expect(await redis().exists(key)).toBe(0);
   });
 
   it('rejects with Redis’s own error text, and keeps working', async () => {
@@ -270,3 +326,14 @@ describe('DirectReaderClient', () => {
     });
   });
 });
+
+/** The name of every command `connection` writes from now on, in order. */
+function recordCommands(connection: DirectReaderClient): string[] {
+  const written: string[] = [];
+  const write = connection.stream.write.bind(connection.stream);
+  connection.stream.write = ((chunk: string | Buffer, ...rest: never[]) => {
+    written.push(String(chunk).split('\r\n')[2] ?? '');
+    return write(chunk, ...rest);
+  }) as typeof connection.stream.write;
+  return written;
+}

@@ -2,6 +2,7 @@ import { ReaderConnectionClosedError } from '../errors/data-plane/reader-connect
 import { ReaderStoppedError } from '../errors/data-plane/reader-stopped.error.js';
 import { ReaderWatchdogError } from '../errors/data-plane/reader-watchdog.error.js';
 import { closeConnection } from '../redis/close-connection.js';
+import { DirectReaderClient } from '../redis/direct/direct-reader-client.js';
 import type { ReaderRedis } from '../redis/redis-connection.types.js';
 
 /** A call in flight: when it must have answered, and how to end it early. */
@@ -24,7 +25,8 @@ interface PendingCall {
  * A call is also abandoned when its connection emits `close` (a reset, Redis restarting): ioredis
  * drops the commands a closed connection left unanswered when it reconnects, since reader
  * connections do not resend them (see `create-redis-connection.ts`), so their promises would
- * never settle and the reader would sit in a dead read until the watchdog.
+ * never settle and the reader would sit in a dead read until the watchdog. A direct connection
+ * (`redis/direct/`) fails them itself and ends for good; the next call gets a new one.
  *
  * Cheap per call (the read path makes one per batch): one abort listener for the reader's life,
  * and one watchdog timer that is re-armed only when it fires while a call is still in flight (not
@@ -138,13 +140,17 @@ export class ReaderConnection {
     connection.disconnect();
   }
 
-  /** True when the current connection lost its socket (ioredis is reconnecting it, or gave up). */
+  /**
+   * True when the current connection lost its socket: ioredis is reconnecting it or gave up, or a
+   * direct connection ended (the next call replaces it; until then the reader treats Redis as
+   * away and skips its best-effort calls at shutdown).
+   */
   isDown(): boolean {
     const status = this.current?.status;
     return status === 'reconnecting' || status === 'close' || status === 'end';
   }
 
-  /** True when the current connection gave up reconnecting (status `end`). */
+  /** True when the current connection has ended (ioredis gave up, or a direct one closed). */
   isEnded(): boolean {
     return this.current?.status === 'end';
   }
@@ -161,12 +167,14 @@ export class ReaderConnection {
    * `connection` closed: the calls in flight on it will never be answered. ioredis emits `close`
    * after it has scheduled the reconnect, so {@link drop} keeps the connection (`reconnecting`):
    * the next call waits in its offline queue until it is back, or fails and the reader backs off.
-   * Only a connection ioredis gave up on (`end`) is replaced.
+   * Only an ended connection (one ioredis gave up on, or a direct one) is replaced, by `get`.
    */
   private closed(connection: ReaderRedis): void {
+    // (a direct connection knows why it closed: a refused AUTH, a reset; say it in the error)
+    const reason = connection instanceof DirectReaderClient ? connection.closeReason : undefined;
     // (deleting from a Set while iterating it is safe: abandon() removes the call)
     for (const call of this.calls) {
-      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError());
+      if (call.connection === connection) call.abandon(new ReaderConnectionClosedError(reason));
     }
   }
 

@@ -26,37 +26,54 @@ export function createReaderConnection(
   options: RedisConnectionOptions,
   extras: CreateRedisConnectionExtras = {},
 ): ReaderRedis {
-  if ((extras.readerClient ?? 'direct') === 'direct' && !needsIoredis(options)) {
-    const probe = createRedisConnection(options, 'reader', {
-      ...extras,
-      readerClient: 'bundled',
-      lazyConnect: true,
-      logger: undefined,
-    });
-    if (probe instanceof READER_CLIENT.Redis) {
-      // ioredis's defaults, as it resolves them for a client given no options
-      const defaults = new READER_CLIENT.Redis({ lazyConnect: true }).options;
-      const endpoint = directReaderEndpoint(probe.options, defaults);
-      if (!('unsupported' in endpoint)) {
-        const connection = new DirectReaderClient(endpoint);
-        attachErrorLogging(connection, 'reader', extras.logger, extras.errorLog);
-        return connection;
-      }
-      extras.logger?.debug?.(
-        `shard readers use the bundled ioredis 5, not a direct connection: ${endpoint.unsupported}`,
-      );
-    }
+  if ((extras.readerClient ?? 'direct') === 'direct') {
+    const direct = directConnection(options, extras);
+    if (direct instanceof DirectReaderClient) return direct;
+    extras.logger?.debug?.(
+      `shard readers use the bundled ioredis 5, not a direct connection: ${direct}`,
+    );
   }
   return createRedisConnection(options, 'reader', extras);
 }
 
+/** A direct connection for `options`, or why there cannot be one. */
+function directConnection(
+  options: RedisConnectionOptions,
+  extras: CreateRedisConnectionExtras,
+): DirectReaderClient | string {
+  const ruledOut = needsIoredis(options);
+  if (ruledOut !== undefined) return ruledOut;
+  const probe = createRedisConnection(options, 'reader', {
+    ...extras,
+    readerClient: 'bundled',
+    lazyConnect: true,
+    logger: undefined,
+  });
+  if (!(probe instanceof READER_CLIENT.Redis)) return 'the options name a Cluster';
+  // ioredis's defaults, as it resolves them for a client given no options
+  const defaults = new READER_CLIENT.Redis({ lazyConnect: true }).options;
+  const endpoint = directReaderEndpoint(probe.options, defaults);
+  if ('unsupported' in endpoint) return endpoint.unsupported;
+  const connection = new DirectReaderClient(endpoint);
+  attachErrorLogging(connection, 'reader', extras.logger, extras.errorLog);
+  return connection;
+}
+
 /**
- * Options that rule a direct connection out before ioredis resolves them: a Cluster, Sentinel
- * nodes, or a custom `Connector` (which resolving would construct: user code, run for nothing).
+ * Why `options` rule a direct connection out before ioredis resolves them, if they do: a Cluster,
+ * Sentinel nodes, or a custom `Connector` (which resolving would construct: user code, run for
+ * nothing).
  */
-function needsIoredis(options: RedisConnectionOptions): boolean {
-  if (typeof options === 'string') return redisUrlScheme(options)?.endsWith('+cluster') === true;
-  if (typeof options !== 'object' || options === null) return false;
+function needsIoredis(options: RedisConnectionOptions): string | undefined {
+  if (typeof options === 'string') {
+    return redisUrlScheme(options)?.endsWith('+cluster') === true
+      ? 'the options name a Cluster'
+      : undefined;
+  }
+  if (typeof options !== 'object' || options === null) return undefined;
   const given = options as Record<string, unknown>;
-  return 'cluster' in given || Boolean(given.sentinels) || Boolean(given.Connector);
+  if ('cluster' in given) return 'the options name a Cluster';
+  if (given.sentinels) return 'the options name Sentinel nodes';
+  if (given.Connector) return 'the options give a custom Connector';
+  return undefined;
 }

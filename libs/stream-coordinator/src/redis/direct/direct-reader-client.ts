@@ -14,6 +14,8 @@ import { RespReplyParser } from './resp-reply-parser.js';
 
 /** Answered slots of the waiting list are dropped once this many have piled up at its head. */
 const COMPACT_AT = 1024;
+/** How long an ended socket may take to close before it is destroyed (ioredis's default). */
+const DISCONNECT_TIMEOUT_MS = 2000;
 
 /** A command sent and not answered yet. */
 interface Waiting {
@@ -121,13 +123,29 @@ export class DirectReaderClient extends EventEmitter {
   }
 
   /**
-   * Closes the socket now. As with ioredis, what follows comes when the socket has closed (not
-   * within this call): the commands in flight fail with {@link DirectConnectionClosedError}, the
-   * status becomes `end`, `close` and `end` are emitted. Commands sent in between fail at once.
+   * Closes the connection, as ioredis does: a ready socket is ended (replies Redis already sent
+   * still reach their commands) and destroyed if it has not closed within
+   * {@link DISCONNECT_TIMEOUT_MS}; a socket still connecting is destroyed. What follows comes when
+   * the socket has closed, not within this call: the commands still waiting fail with
+   * {@link DirectConnectionClosedError}, the status becomes `end`, `close` and `end` are emitted.
+   * Commands sent in between fail at once.
    */
   disconnect(): void {
+    if (this.closing || this.status === 'end') return;
     this.closing = true;
-    this.stream.destroy();
+    const socket = this.stream;
+    if (this.status !== 'ready') {
+      socket.destroy();
+      return;
+    }
+    const timer = setTimeout(() => socket.destroy(), DISCONNECT_TIMEOUT_MS);
+    socket.once('close', () => clearTimeout(timer));
+    socket.end();
+  }
+
+  /** Why the connection went (or is going) away: a socket error or a refused handshake. */
+  get closeReason(): Error | undefined {
+    return this.failure;
   }
 
   /**
@@ -146,7 +164,14 @@ export class DirectReaderClient extends EventEmitter {
     if (sha === undefined) {
       // SHA1 is what EVALSHA names a script by (not a security use)
       this.sent.set(script, createHash('sha1').update(script.lua).digest('hex'));
-      return this.send(['EVAL', script.lua, script.numberOfKeys, ...args], buffers);
+      try {
+        return await this.send(['EVAL', script.lua, script.numberOfKeys, ...args], buffers);
+      } catch (error) {
+        // it may have been refused before Redis cached it (BUSY, OOM, NOPERM, a closed socket):
+        // send it whole again next time rather than EVALSHA into a NOSCRIPT behind a read
+        this.sent.delete(script);
+        throw error;
+      }
     }
     try {
       return await this.send(['EVALSHA', sha, script.numberOfKeys, ...args], buffers);
@@ -173,8 +198,17 @@ export class DirectReaderClient extends EventEmitter {
   }
 
   private write(args: readonly CommandArgument[], waiting: Waiting): void {
+    // encoded first: a command that cannot be encoded must not leave a waiter behind, or every
+    // later reply would go to the command before it
+    let encoded: string | Buffer;
+    try {
+      encoded = encodeCommand(args);
+    } catch (error) {
+      waiting.reject(error as Error);
+      return;
+    }
     this.waiting.push(waiting);
-    this.stream.write(encodeCommand(args));
+    this.stream.write(encoded);
   }
 
   /** The handshake's commands first (see `handshakeSteps`); `ready` once all are answered. */
@@ -220,8 +254,9 @@ export class DirectReaderClient extends EventEmitter {
       // (the parser keeps nothing of a stream it could not read)
       this.parser.reset();
       this.failure = error as Error;
+      this.closing = true;
+      this.stream.destroy();
       this.emit('error', error);
-      this.disconnect();
     }
   }
 

@@ -83,7 +83,7 @@ describe('directReaderEndpoint', () => {
     expect(endpointOf(url, options)).toEqual({ unsupported: expect.stringMatching(reason) });
   });
 
-  it('ignores what does not apply to a reader: retry, queueing, pipelining', () => {
+  it('ignores what does not apply to a reader: retry, queueing, pipelining, ioredis 6 reply options', () => {
     expect(
       endpointOf('redis://h:1', {
         retryStrategy: () => 1,
@@ -91,6 +91,8 @@ describe('directReaderEndpoint', () => {
         enableOfflineQueue: false,
         enableAutoPipelining: true,
         autoResendUnfulfilledCommands: false,
+        replyMapping: 'legacy',
+        himportFieldsets: true,
       }),
     ).toMatchObject({ socket: { host: 'h', port: 1 } });
   });

@@ -76,6 +76,10 @@ const NOT_APPLICABLE = new Set([
   'sentinelTLS',
   'sentinelCommandTimeout',
   'preferredSlaves',
+  // ioredis 6 only (readers speak RESP2 and get replies as they come, on any client)
+  'protocol',
+  'replyMapping',
+  'himportFieldsets',
 ]);
 
 /**
