@@ -36,8 +36,19 @@ const perMsg = (runs: readonly DrainRun[], pick: (r: DrainRun) => number): numbe
 const verdict = (ok: boolean | undefined): string =>
   ok === undefined ? 'n/a' : ok ? 'met' : '**missed**';
 
-/** Renders the markdown page (`docs/benchmarks.md`); `notes` is appended verbatim. */
+/** `notes` split at its first `## ` heading: what comes before it, and the rest (both trimmed). */
+export function splitNotes(notes: string): { preface: string; body: string } {
+  const at = /^## /m.exec(notes)?.index ?? 0;
+  return { preface: notes.slice(0, at).trim(), body: notes.slice(at).trim() };
+}
+
+/**
+ * Renders the markdown page (`docs/benchmarks.md`); `notes` is appended verbatim, except what it
+ * has before its first `## ` heading: that preface goes under the page's header, before the
+ * tables (where a reader must see it: a change measured since the run the tables show).
+ */
 export function renderMarkdown(r: BenchReport, notes: string): string {
+  const { preface, body } = splitNotes(notes);
   const out: string[] = [];
   const m = r.machine;
   out.push('# Benchmarks');
@@ -59,6 +70,10 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
       .join(', ')}.`,
   );
   out.push('');
+  if (preface !== '') {
+    out.push(preface);
+    out.push('');
+  }
   const nodes = r.throughput?.nodes ?? r.latency?.nodes;
   if (nodes) {
     out.push(
@@ -99,7 +114,7 @@ export function renderMarkdown(r: BenchReport, notes: string): string {
   out.push(...costSection(r));
   if (r.reshard) out.push(...reshardSection(r.reshard));
   out.push('');
-  out.push(notes.trim());
+  out.push(body);
   out.push('');
   return out.join('\n');
 }
