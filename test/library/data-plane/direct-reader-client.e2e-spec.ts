@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   createReaderConnection,
@@ -279,6 +280,48 @@ describe('DirectReaderClient', () => {
     await expect(connection.xadd(key, '*', 'a', '1')).rejects.toBeInstanceOf(
       DirectConnectionClosedError,
     );
+  });
+
+  it('matches a long run of replies to their commands in order (the waiting list compacts)', async () => {
+    const connection = direct();
+    const key = `${prefix}:many`;
+    // more commands in flight than the list keeps answered slots for (1,024): replies arrive in
+    // chunks while later commands still wait, so the list is compacted under them
+    const replies = await Promise.all(
+      Array.from({ length: 3000 }, () => connection.send(['INCR', key], false)),
+    );
+    expect(replies).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
+  });
+
+  describe('over a Unix socket', () => {
+    let dir: TempDir | undefined;
+    let server: RedisServerProcess | undefined;
+    afterAll(async () => {
+      await server?.stop();
+      dir?.remove();
+    });
+
+    it('connects by `path`, as ioredis does, and reads', async () => {
+      dir = createTempDir('direct-reader-unix');
+      const path = join(dir.path, 'redis.sock');
+      server = await spawnRedisServer({
+        port: await freePort(),
+        dir: dir.path,
+        args: ['--unixsocket', path, '--unixsocketperm', '700'],
+      });
+      const connection = createReaderConnection({ path });
+      expect(connection).toBeInstanceOf(DirectReaderClient);
+      const reader = connection as DirectReaderClient;
+      reader.on('error', () => undefined);
+      open.push(reader);
+      const key = `${prefix}:unix`;
+      await reader.send(['XGROUP', 'CREATE', key, 'g', '0', 'MKSTREAM'], false);
+      await reader.xadd(key, '*', 'payload', 'over the socket');
+      const reply = (await reader.xreadgroupBuffer(
+        'GROUP', 'g', 'c', 'COUNT', 10, 'STREAMS', key, '>',
+      )) as Array<[Buffer, Array<[Buffer, Buffer[]]>]>; // prettier-ignore
+      expect(reply[0]?.[1][0]?.[1].map(String)).toEqual(['payload', 'over the socket']);
+    });
   });
 
   describe('nothing listening', () => {
