@@ -147,6 +147,7 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
     const perNode = cluster.nodes.map(nodeClient);
     const subscriber = createRedisConnection(cluster.url, 'subscriber');
     const busProblems: string[][] = [];
+    const pubsubState: string[][] = [];
     try {
       for (const [i, node] of perNode.entries()) {
         node.on('message', hear(`node-${i}`));
@@ -166,11 +167,27 @@ describe('Redis Cluster end to end (coordinator, 3 workers, producer, slot migra
         );
         if (everywhere) break;
         busProblems.push(await cluster.busProblems());
+        // (failed twice, both in the ioredis 5 lane, one node hearing nothing with no bus
+        // problem: say whether it still had the subscriber, and what its bus carried)
+        pubsubState.push(
+          await Promise.all(
+            nodes.map(async (node, i) => {
+              const [, subscribed] = (await node.call('PUBSUB', 'NUMSUB', channel)) as [
+                string,
+                number,
+              ];
+              const info = String(await node.call('CLUSTER', 'INFO'));
+              const stat = (name: string): string =>
+                new RegExp(`${name}:(\\d+)`).exec(info)?.[1] ?? '?';
+              return `node-${i}: ${subscribed} subscribed, publish sent ${stat('cluster_stats_messages_publish_sent')} received ${stat('cluster_stats_messages_publish_received')}`;
+            }),
+          ),
+        );
       }
       const missed = subscribers.filter((who) => !heard.has(who));
       expect(
         missed,
-        `notifications heard: ${JSON.stringify(Object.fromEntries(heard))}; bus problems after each change: ${JSON.stringify(busProblems)}`,
+        `notifications heard: ${JSON.stringify(Object.fromEntries(heard))}; bus problems after each change: ${JSON.stringify(busProblems)}; subscribers and bus publish counts per node: ${JSON.stringify(pubsubState)}`,
       ).toEqual([]);
     } finally {
       subscriber.disconnect();
