@@ -64,7 +64,7 @@ describe('chaos producer: what a publish wrote', () => {
     log.failed(lost, new Error('Connection is closed.'));
     const { read, reads } = tails({});
 
-    const settled = await settlePublished([a, b, c], log.calls(), read);
+    const settled = await settlePublished([a, b, c], log.calls(), read, 1);
 
     expect(settled.written).toEqual([
       { message: a, shard: 0, id: '1700000000000-0' },
@@ -88,7 +88,7 @@ describe('chaos producer: what a publish wrote', () => {
       ],
     });
 
-    const settled = await settlePublished([a, c], log.calls(), read);
+    const settled = await settlePublished([a, c], log.calls(), read, 1);
 
     expect(settled.written).toEqual([
       { message: a, shard: 12, id: '1700000000005-0' },
@@ -106,7 +106,7 @@ describe('chaos producer: what a publish wrote', () => {
     // b is on another shard than its call's: that is not b's write
     const { read, reads } = tails({ [OLD3]: [['1700000000001-0', b]] });
 
-    const settled = await settlePublished([a, b, c], log.calls(), read);
+    const settled = await settlePublished([a, b, c], log.calls(), read, 1);
 
     expect(settled.written).toEqual([]);
     expect(settled.rest).toEqual([a, b, c]);
@@ -126,15 +126,15 @@ describe('chaos producer: what a publish wrote', () => {
     log.failed(refused, new Error('STALE_ROUTING key=t-chaos:{orders:3} state=closed'));
     const { read } = tails({});
 
-    const settled = await settlePublished([a, b, c], log.calls(), read);
+    const settled = await settlePublished([a, b, c], log.calls(), read, 1);
 
     expect(settled.rest).toEqual([a, b, c]);
     const { sentAt, settledAt } = settled.unsettled[0] ?? { sentAt: 0, settledAt: 0 };
     expect(sentAt).toBe(call.sentAt);
     expect(settledAt).toBeGreaterThanOrEqual(sentAt);
     expect(settled.unsettled).toEqual([
-      { message: a, shard: 1, sentAt, settledAt },
-      { message: b, shard: 1, sentAt, settledAt },
+      { message: a, shard: 1, sentAt, settledAt, round: 1 },
+      { message: b, shard: 1, sentAt, settledAt, round: 1 },
     ]);
     // entry ids are Redis' clock: the call's writes lie between its send and its lookup
     const at = (ms: number, seq: number): string => `${ms}-${seq}`;
@@ -159,9 +159,10 @@ describe('chaos producer: what a publish wrote', () => {
       handling(1, at(sentAt, 1), b),
     ];
     const produced = [{ ...a, shard: 9, id: at(settledAt + 4000, 0) }];
+    // (each copy in the round of the call that wrote it: the copies published again come later)
     expect(handledCopies(settled.unsettled, handled, produced)).toEqual([
-      { ...a, shard: 1, id: at(sentAt, 0) },
-      { ...b, shard: 1, id: at(sentAt, 1) },
+      { ...a, shard: 1, id: at(sentAt, 0), round: 1 },
+      { ...b, shard: 1, id: at(sentAt, 1), round: 1 },
     ]);
     // nothing unsettled: no copies
     expect(handledCopies([], handled, produced)).toEqual([]);
@@ -171,7 +172,7 @@ describe('chaos producer: what a publish wrote', () => {
     // one copy per unsettled message: a second entry of a on shard 1 is left to the checker
     const two = [handling(1, at(sentAt, 0)), handling(1, at(sentAt, 5))];
     expect(handledCopies(settled.unsettled, two, [])).toEqual([
-      { ...a, shard: 1, id: at(sentAt, 0) },
+      { ...a, shard: 1, id: at(sentAt, 0), round: 1 },
     ]);
   });
 
@@ -181,7 +182,7 @@ describe('chaos producer: what a publish wrote', () => {
     log.answered(call, ['1700000000002-0']);
     const { read, reads } = tails({ [OLD0]: [['1700000000001-0', a]] });
 
-    const settled = await settlePublished([a], log.calls(), read);
+    const settled = await settlePublished([a], log.calls(), read, 1);
 
     expect(settled.written).toEqual([{ message: a, shard: 0, id: '1700000000002-0' }]);
     expect(reads).toEqual([]);

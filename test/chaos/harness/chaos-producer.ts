@@ -64,6 +64,8 @@ export class ChaosProducer {
   /** Messages an unanswered call may have written where no lookup could see (published again). */
   private readonly unsettled: UnsettledMessage[] = [];
   private readonly seqs = new Map<string, number>();
+  /** Publish attempts so far: each message's copy records the attempt that wrote it. */
+  private round = 0;
   private readonly redis: Redis;
   private readonly routing: RoutingCache;
   private readonly publisher: StreamPublisher;
@@ -163,6 +165,7 @@ export class ChaosProducer {
         continue;
       }
       this.calls.clear();
+      this.round++;
       let failed = false;
       try {
         await this.publisher.publishBatch(
@@ -198,6 +201,7 @@ export class ChaosProducer {
           pending,
           calls,
           (shardKey, count) => this.redis.xrevrange(shardKey, '+', '-', 'COUNT', count),
+          this.round,
         );
         for (const w of written) this.record(w.message, w.shard, w.id);
         this.resolved += lookedUp;
@@ -216,7 +220,7 @@ export class ChaosProducer {
   }
 
   private record(m: Outgoing, shard: number, id: string): void {
-    this.produced.push({ key: m.key, seq: m.seq, shard, id });
+    this.produced.push({ key: m.key, seq: m.seq, shard, id, round: this.round });
   }
 
   private async currentRouting(): Promise<CompiledRouting | null> {

@@ -137,6 +137,8 @@ export interface UnsettledMessage {
    */
   readonly sentAt: number;
   readonly settledAt: number;
+  /** The producer's publish attempt that sent the call (a copy it wrote has this round). */
+  readonly round: number;
 }
 
 /** Clock slack for an entry id's time against the producer's own clock (same machine). */
@@ -158,6 +160,7 @@ export async function settlePublished(
   pending: readonly OutgoingMessage[],
   calls: readonly PublishCall[],
   readTail: TailReader,
+  round: number,
 ): Promise<{
   written: Array<{ message: OutgoingMessage; shard: number; id: string }>;
   /** Of `written`, how many were found at a tail (their call got no answer). */
@@ -207,7 +210,7 @@ export async function settlePublished(
     } else {
       rest.push(m);
       if (call !== undefined) {
-        unsettled.push({ message: m, shard: call.shard, sentAt: call.sentAt, settledAt });
+        unsettled.push({ message: m, shard: call.shard, sentAt: call.sentAt, settledAt, round });
       }
     }
   }
@@ -246,7 +249,7 @@ export function handledCopies(
     });
     if (hit === undefined) continue;
     seen.add(`${hit.s}|${hit.id}`);
-    copies.push({ key: hit.k, seq: hit.q, shard: hit.s, id: hit.id });
+    copies.push({ key: hit.k, seq: hit.q, shard: hit.s, id: hit.id, round: u.round });
   }
   return copies;
 }

@@ -279,6 +279,84 @@ describe('invariant checker', () => {
     expect(twice.examples[0]).toContain('before #0 (shard 3)');
   });
 
+  it('per-key order: a pair published again after its first copies were handled', () => {
+    // Stop 34's CI: c#18 and c#19 went out in one call to shard 4 (round 1) just as Redis
+    // restarted; the call got no answer, members handled and acked both, a reshard removed
+    // shard 4 before the producer looked, so it published both again on shard 11 (round 2).
+    // The key's entries were written 18, 19, 18, 19 and were handled in that order.
+    const c18: ProducedMessage = { key: 'c', seq: 18, shard: 4, id: '10-0', round: 1 };
+    const c19: ProducedMessage = { key: 'c', seq: 19, shard: 4, id: '10-1', round: 1 };
+    const c18again: ProducedMessage = { key: 'c', seq: 18, shard: 11, id: '20-0', round: 2 };
+    const c19again: ProducedMessage = { key: 'c', seq: 19, shard: 11, id: '20-1', round: 2 };
+    const run = (handled: HandledRecord[], acks: AckRecord[]): InvariantInput => ({
+      stream: 'orders',
+      produced: [c18again, c19again, c18, c19],
+      handled,
+      acks,
+      ownership: [own('A', 4, 0, null), own('B', 11, 0, null)],
+      pending: { byShard: new Map() },
+    });
+    const inOrder = run(
+      [
+        h('A', c18, 10, 11),
+        h('A', c19, 12, 13),
+        h('B', c18again, 30, 31),
+        h('B', c19again, 32, 33),
+      ],
+      [
+        { ...ack('A', 4, ['10-0', '10-1'], 14), t0: T + 13.5 },
+        { ...ack('B', 11, ['20-0', '20-1'], 34), t0: T + 33.5 },
+      ],
+    );
+    const fine = checkInvariants(inOrder).results.perKeyOrder;
+    expect(fine.byKind).toEqual({});
+    expect(fine.notes).toMatchObject({ shardChanges: 1, earlierSeqWrittenLater: 1 });
+    // a later message whose write Redis lost in a rollback keeps its place in the order too
+    const c20: ProducedMessage = { key: 'c', seq: 20, shard: 11, id: '30-0', round: 3 };
+    const lost = checkInvariants({
+      ...inOrder,
+      produced: [...inOrder.produced, c20],
+      handled: [...inOrder.handled, h('B', c20, 40, 41)],
+      lostByRedis: [{ shard: 11, id: '30-0' }],
+      redisRollbacks: [{ snapshotAt: T + 35, killedAt: T + 45 }],
+    }).results.perKeyOrder;
+    expect(lost.byKind).toEqual({});
+    // the second copies out of order on their shard still fail
+    const swapped = checkInvariants(
+      run(
+        [
+          h('A', c18, 10, 11),
+          h('A', c19, 12, 13),
+          h('B', c19again, 30, 31),
+          h('B', c18again, 32, 33),
+        ],
+        [
+          { ...ack('A', 4, ['10-0', '10-1'], 14), t0: T + 13.5 },
+          { ...ack('B', 11, ['20-1'], 31.5), t0: T + 31.2 },
+          { ...ack('B', 11, ['20-0'], 34), t0: T + 33.5 },
+        ],
+      ),
+    ).results.perKeyOrder;
+    expect(swapped.byKind).toEqual({ 'went-back-past-acked': 1 });
+    // and so does a later copy of #19 handled before the first copy of #18 was acked
+    const early = checkInvariants(
+      run(
+        [
+          h('A', c18, 10, 20),
+          h('A', c19, 21, 22),
+          h('B', c18again, 12, 13),
+          h('B', c19again, 14, 15),
+        ],
+        [
+          { ...ack('A', 4, ['10-0', '10-1'], 24), t0: T + 23 },
+          { ...ack('B', 11, ['20-0', '20-1'], 16), t0: T + 15.5 },
+        ],
+      ),
+    ).results.perKeyOrder;
+    expect(early.byKind).toMatchObject({ 'handled-before-earlier-acked': 1 });
+    expect(early.examples.join('\n')).toContain('c#19 (shard 11) first handled by B');
+  });
+
   it('single owner: overlapping committed handlings of two members on a shard', () => {
     const input = clean();
     const report = checkInvariants({

@@ -49,7 +49,10 @@ const READ_TAIL_MAX_HANDLINGS = 1_000;
  *    earlier one's ack was sent (`handled-before-earlier-acked`; with ack records only: the
  *    reshard keeps per-key order by draining the old shard first); such shard changes are
  *    counted (`shardChanges`), and those whose earlier message has no ack record (lost in a
- *    crash) as `shardChangesUnverified`.
+ *    crash) as `shardChangesUnverified`. A message the producer wrote twice (its first call got
+ *    no answer) has a copy per publish attempt (`round`): a key's entries were written in
+ *    `(round, seq)` order, so a copy published again after a higher number was written ranks
+ *    after it, in both checks (counted as `earlierSeqWrittenLater` where the key changed shard).
  * 3. **singleOwner** — on one shard, no two committed handlings of different members overlap in
  *    time; and one member's handlings of one shard (committed or not) never overlap (a shard's
  *    messages are handled one after another) — with `ordering: 'key'`, one member's handlings of
@@ -151,6 +154,8 @@ class CheckContext {
   /** The workers' `ordering`: with `key`, one member handles different keys of a shard at once. */
   readonly ordering: 'shard' | 'key';
   readonly produced = new Map<string, ProducedMessage>();
+  /** message → the publish attempt that wrote it (Redis-lost messages included). */
+  readonly roundOf = new Map<string, number>();
   /** message → handlings, by start time. */
   readonly handlingsOf = new Map<string, HandledRecord[]>();
   /** member|shard → its handlings, by start time. */
@@ -203,6 +208,7 @@ class CheckContext {
     for (const l of input.deliveryLostByRedis ?? []) this.deliveryLost.add(msgKey(l.shard, l.id));
     for (const p of input.produced) {
       const key = msgKey(p.shard, p.id);
+      this.roundOf.set(key, p.round ?? 0);
       if (!this.lostByRedis.has(key)) this.produced.set(key, p);
     }
     for (const h of this.handled) {
@@ -550,16 +556,16 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
   const log = new ViolationLog('perKeyOrder', 'per-key order', ctx.maxExamples);
   const byKey = new Map<string, HandledRecord[]>();
   for (const h of ctx.handled) push(byKey, h.k, h);
-  // acked messages per key, by ack time
-  const ackedByKey = new Map<string, Array<{ at: number; seq: number }>>();
+  // acked messages per key, by ack time, with their place in the key's write order
+  const ackedByKey = new Map<string, Array<{ at: number; place: WritePlace }>>();
   for (const [key, p] of ctx.produced) {
     const at = ctx.ackTime(key);
-    if (at !== undefined) push(ackedByKey, p.key, { at, seq: p.seq });
+    if (at !== undefined) push(ackedByKey, p.key, { at, place: placeOf(p) });
   }
   for (const [key, list] of byKey) {
     const acked = (ackedByKey.get(key) ?? []).sort((a, b) => a.at - b.at);
     let next = 0;
-    let maxAcked = -1;
+    let maxAcked: WritePlace | null = null;
     let maxFirst = -1;
     const seen = new Set<number>();
     for (const h of list) {
@@ -571,16 +577,20 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
         );
       }
       while (next < acked.length && (acked[next] as { at: number }).at <= h.t0) {
-        maxAcked = Math.max(maxAcked, (acked[next] as { seq: number }).seq);
+        const place = (acked[next] as { place: WritePlace }).place;
+        if (maxAcked === null || comparePlaces(place, maxAcked) > 0) maxAcked = place;
         next++;
       }
-      if (h.q < maxAcked && ctx.repeatedAfterLostAck(h)) {
+      // (an entry Redis lost is in no check but this one; an unknown one, by number alone)
+      const round = ctx.roundOf.get(msgKey(h.s, h.id)) ?? maxAcked?.round ?? 0;
+      const behind = maxAcked !== null && comparePlaces({ round, seq: h.q }, maxAcked) < 0;
+      if (behind && ctx.repeatedAfterLostAck(h)) {
         log.note('redisRollback');
-      } else if (h.q < maxAcked) {
+      } else if (behind) {
+        const past = maxAcked?.seq;
         log.add(
           'went-back-past-acked',
-          () =>
-            `${h.k}#${h.q} handled by ${h.m} at ${fmt(h.t0)} after #${maxAcked} was already acked`,
+          () => `${h.k}#${h.q} handled by ${h.m} at ${fmt(h.t0)} after #${past} was already acked`,
         );
       }
       if (!seen.has(h.q)) {
@@ -598,12 +608,18 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
   if (ctx.acks) {
     // a key moved to another shard: its next message waits for the earlier one's ack
     // (a message published twice — its first call's outcome unknown — has two copies: each copy
-    // of the next seq is checked against each copy of the one before)
+    // of the next seq is checked against each copy of the one before that was written before it;
+    // a copy of the earlier seq published again after the next one was written is later in the
+    // key's write order, and a redelivery like any other)
     const copiesOf = new Map<string, ProducedMessage[]>();
     for (const p of ctx.produced.values()) push(copiesOf, `${p.key}#${p.seq}`, p);
     for (const before of ctx.produced.values()) {
       for (const next of copiesOf.get(`${before.key}#${before.seq + 1}`) ?? []) {
         if (before.shard === next.shard) continue;
+        if ((before.round ?? 0) > (next.round ?? 0)) {
+          log.note('earlierSeqWrittenLater');
+          continue;
+        }
         log.note('shardChanges');
         const first = ctx.handlingsOf.get(msgKey(next.shard, next.id))?.[0];
         const acked = ctx.ackSentAt.get(msgKey(before.shard, before.id));
@@ -829,4 +845,18 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Record<strin
 /** A wall-clock time as `HH:MM:SS.mmm` (UTC). */
 function fmt(t: number): string {
   return new Date(t).toISOString().slice(11, 23);
+}
+
+/** Where a message's copy is in its key's write order: publish attempt, then sequence number. */
+interface WritePlace {
+  readonly round: number;
+  readonly seq: number;
+}
+
+function placeOf(p: ProducedMessage): WritePlace {
+  return { round: p.round ?? 0, seq: p.seq };
+}
+
+function comparePlaces(a: WritePlace, b: WritePlace): number {
+  return a.round - b.round || a.seq - b.seq;
 }

@@ -13,6 +13,13 @@ export interface ProducedMessage {
   readonly shard: number;
   /** The Redis entry id on its shard. */
   readonly id: string;
+  /**
+   * The producer's publish attempt that wrote this copy (default 0). A message whose first call
+   * got no answer may be written again, in a later attempt: every copy of a later attempt was
+   * written after every copy of an earlier one, so a key's entries were written in
+   * `(round, seq)` order.
+   */
+  readonly round?: number;
 }
 
 /**
