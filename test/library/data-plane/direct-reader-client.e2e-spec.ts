@@ -132,9 +132,9 @@ describe('DirectReaderClient', () => {
   it('a command that cannot be encoded fails alone: the replies after it reach their commands', async () => {
     const connection = direct();
     const key = `${prefix}:encode`;
-    const bad = connection.send(['XADD', key, '*', 'a', null as unknown as string], false);
+    const bad = connection.send(['XADD', key, '*', 'a', null as unknown as string], 'text');
     const good = connection.xadd(key, '*', 'b', '2');
-    const length = connection.send(['XLEN', key], false);
+    const length = connection.send(['XLEN', key], 'text');
     await expect(bad).rejects.toBeInstanceOf(TypeError);
     expect(await good).toMatch(/^\d+-\d+$/);
     expect(await length).toBe(1);
@@ -288,7 +288,7 @@ describe('DirectReaderClient', () => {
     // more commands in flight than the list keeps answered slots for (1,024): replies arrive in
     // chunks while later commands still wait, so the list is compacted under them
     const replies = await Promise.all(
-      Array.from({ length: 3000 }, () => connection.send(['INCR', key], false)),
+      Array.from({ length: 3000 }, () => connection.send(['INCR', key], 'text')),
     );
     expect(replies).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
   });
@@ -315,7 +315,7 @@ describe('DirectReaderClient', () => {
       reader.on('error', () => undefined);
       open.push(reader);
       const key = `${prefix}:unix`;
-      await reader.send(['XGROUP', 'CREATE', key, 'g', '0', 'MKSTREAM'], false);
+      await reader.send(['XGROUP', 'CREATE', key, 'g', '0', 'MKSTREAM'], 'text');
       await reader.xadd(key, '*', 'payload', 'over the socket');
       const reply = (await reader.xreadgroupBuffer(
         'GROUP', 'g', 'c', 'COUNT', 10, 'STREAMS', key, '>',

@@ -1,8 +1,9 @@
 /**
- * A stream entry as the data-plane scripts return it (Buffer replies): the id, the flat
- * `field, value, …` list, and for claimed entries the delivery count.
+ * A stream entry as the data-plane reads and scripts return it (Buffer replies): the id, the flat
+ * `field, value, …` list, and for claimed entries the delivery count. A read on a direct
+ * connection gives the id as a string already (its parser's `stream-entries` shape).
  */
-export type RawStreamEntry = [id: Buffer, fields: Buffer[], deliveryCount?: number];
+export type RawStreamEntry = [id: Buffer | string, fields: Buffer[], deliveryCount?: number];
 
 /** Reply of the `claim` script, decoded. */
 export interface ClaimReply {

@@ -10,7 +10,7 @@ import type { LuaScript } from '../lua-script.types.js';
 import type { DirectReaderEndpoint } from './direct-reader-endpoint.js';
 import { type CommandArgument, encodeCommand } from './resp-command.js';
 import { handshakeSteps } from './direct-handshake.js';
-import { RespReplyParser } from './resp-reply-parser.js';
+import { type ReplyShape, RespReplyParser } from './resp-reply-parser.js';
 
 /** Answered slots of the waiting list are dropped once this many have piled up at its head. */
 const COMPACT_AT = 1024;
@@ -21,8 +21,8 @@ const DISCONNECT_TIMEOUT_MS = 2000;
 interface Waiting {
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: Error) => void;
-  /** Bulk strings of the reply as Buffers. */
-  readonly buffers: boolean;
+  /** How the reply's bulk strings are given. */
+  readonly shape: ReplyShape;
 }
 
 /**
@@ -74,7 +74,7 @@ export class DirectReaderClient extends EventEmitter {
     super();
     this.parser = new RespReplyParser(
       (reply) => this.onReply(reply),
-      () => this.waiting[this.head]?.buffers === true,
+      () => this.waiting[this.head]?.shape ?? 'text',
     );
     const { socket: where, tls } = endpoint;
     const socket = tls === undefined ? netConnect(where) : tlsConnect({ ...where, ...tls });
@@ -107,19 +107,23 @@ export class DirectReaderClient extends EventEmitter {
     }
   }
 
-  /** `XREADGROUP …`, bulk strings as Buffers (ioredis `xreadgroupBuffer`). */
+  /**
+   * `XREADGROUP …`, bulk strings as Buffers (ioredis `xreadgroupBuffer`), except that entry ids
+   * may come as strings and the field names `key`, `payload` and `headers` as shared Buffers (the
+   * parser's `stream-entries` shape: don't modify them).
+   */
   xreadgroupBuffer(...args: CommandArgument[]): Promise<unknown> {
-    return this.send(['XREADGROUP', ...args], true);
+    return this.send(['XREADGROUP', ...args], 'stream-entries');
   }
 
   /** `XADD …` (ioredis `xadd`). */
   xadd(...args: CommandArgument[]): Promise<unknown> {
-    return this.send(['XADD', ...args], false);
+    return this.send(['XADD', ...args], 'text');
   }
 
   /** `QUIT`: Redis answers and closes the connection. */
   quit(): Promise<unknown> {
-    return this.send(['QUIT'], false);
+    return this.send(['QUIT'], 'text');
   }
 
   /**
@@ -160,12 +164,13 @@ export class DirectReaderClient extends EventEmitter {
     args: readonly CommandArgument[],
     buffers: boolean,
   ): Promise<unknown> {
+    const shape: ReplyShape = buffers ? 'buffers' : 'text';
     const sha = this.sent.get(script);
     if (sha === undefined) {
       // SHA1 is what EVALSHA names a script by (not a security use)
       this.sent.set(script, createHash('sha1').update(script.lua).digest('hex'));
       try {
-        return await this.send(['EVAL', script.lua, script.numberOfKeys, ...args], buffers);
+        return await this.send(['EVAL', script.lua, script.numberOfKeys, ...args], shape);
       } catch (error) {
         // it may have been refused before Redis cached it (BUSY, OOM, NOPERM, a closed socket):
         // send it whole again next time rather than EVALSHA into a NOSCRIPT behind a read
@@ -174,10 +179,10 @@ export class DirectReaderClient extends EventEmitter {
       }
     }
     try {
-      return await this.send(['EVALSHA', sha, script.numberOfKeys, ...args], buffers);
+      return await this.send(['EVALSHA', sha, script.numberOfKeys, ...args], shape);
     } catch (error) {
       if (!(error instanceof RedisReplyError) || error.code !== 'NOSCRIPT') throw error;
-      return this.send(['EVAL', script.lua, script.numberOfKeys, ...args], buffers);
+      return this.send(['EVAL', script.lua, script.numberOfKeys, ...args], shape);
     }
   }
 
@@ -186,12 +191,12 @@ export class DirectReaderClient extends EventEmitter {
    * handshake was answered the command waits (it must not run as another user, or in another
    * database, should the handshake fail).
    */
-  send(args: readonly CommandArgument[], buffers: boolean): Promise<unknown> {
+  send(args: readonly CommandArgument[], shape: ReplyShape): Promise<unknown> {
     if (this.status === 'end' || this.closing) {
       return Promise.reject(new DirectConnectionClosedError(this.failure));
     }
     return new Promise((resolve, reject) => {
-      const waiting: Waiting = { resolve, reject, buffers };
+      const waiting: Waiting = { resolve, reject, shape };
       if (this.status === 'ready') this.write(args, waiting);
       else this.offline.push({ args, waiting });
     });
@@ -226,7 +231,7 @@ export class DirectReaderClient extends EventEmitter {
     };
     for (const step of steps) {
       this.write(step.args, {
-        buffers: false,
+        shape: 'text',
         resolve: answered,
         reject: (error) => {
           if (this.status === 'end' || this.closing) return;

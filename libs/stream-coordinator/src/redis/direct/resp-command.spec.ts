@@ -22,7 +22,7 @@ describe('encodeCommand', () => {
         const got: unknown[] = [];
         new RespReplyParser(
           (reply) => got.push(reply),
-          () => true,
+          () => 'buffers',
         ).feed(Buffer.isBuffer(encoded) ? encoded : Buffer.from(encoded, 'utf8'));
         expect(got).toEqual([args.map(asBuffer)]);
       }),

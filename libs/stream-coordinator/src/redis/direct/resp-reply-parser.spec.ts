@@ -93,6 +93,59 @@ function split(all: Buffer, cuts: number[]): Buffer[] {
   return chunks.filter((c) => c.length > 0);
 }
 
+/** An `XREADGROUP` reply: one stream, entries of an id and a field list. */
+const fieldName = fc.oneof(
+  fc.constantFrom('key', 'payload', 'headers', 'kez', 'payloads', 'header', ''),
+  fc.string({ maxLength: 8 }),
+);
+const streamReply = fc
+  .array(
+    fc.tuple(
+      fc.tuple(fc.nat(), fc.nat({ max: 99 })).map(([ms, seq]) => `${ms}-${seq}`),
+      fc.array(fc.tuple(fieldName, bytes), { maxLength: 4 }),
+    ),
+    { maxLength: 6 },
+  )
+  .map((entries): Model => ({
+    kind: 'array',
+    items: [
+      {
+        kind: 'array',
+        items: [
+          { kind: 'bulk', bytes: Buffer.from('t:{orders:3}') },
+          {
+            kind: 'array',
+            items: entries.map(([id, fields]) => ({
+              kind: 'array',
+              items: [
+                { kind: 'bulk', bytes: Buffer.from(id) },
+                {
+                  kind: 'array',
+                  items: fields.flatMap(([name, value]) => [
+                    { kind: 'bulk', bytes: Buffer.from(name) } as Model,
+                    { kind: 'bulk', bytes: value } as Model,
+                  ]),
+                },
+              ],
+            })),
+          },
+        ],
+      },
+    ],
+  }));
+
+/** Whether an `XREADGROUP` reply model has an entry with fields. */
+function hasFields(reply: Model): boolean {
+  return JSON.stringify(reply).includes('"bytes"') && encode(reply).length > 60;
+}
+
+/** A reply with every Buffer as its text and every string as it is (ids may be either). */
+function asText(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return value.toString('latin1');
+  if (Array.isArray(value)) return value.map(asText);
+  return comparable(value);
+}
+
 describe('RespReplyParser', () => {
   it('parses any sequence of RESP2 replies, however the bytes are cut, in order', () => {
     fc.assert(
@@ -104,7 +157,7 @@ describe('RespReplyParser', () => {
           const got: unknown[] = [];
           const parser = new RespReplyParser(
             (reply) => got.push(reply),
-            () => wants[got.length] === true,
+            () => (wants[got.length] === true ? 'buffers' : 'text'),
           );
           for (const chunk of split(Buffer.concat(replies.map(([v]) => encode(v))), cuts)) {
             parser.feed(chunk);
@@ -118,6 +171,124 @@ describe('RespReplyParser', () => {
     );
   });
 
+  it('reads XREADGROUP replies in the stream-entries shape, however the bytes are cut', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(streamReply, model), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (replies, cuts) => {
+          const got: unknown[] = [];
+          const parser = new RespReplyParser(
+            (reply) => got.push(reply),
+            () => 'stream-entries',
+          );
+          for (const chunk of split(Buffer.concat(replies.map(encode)), cuts)) parser.feed(chunk);
+          // the same replies as with Buffers, ids as strings or Buffers
+          expect(asText(got)).toEqual(asText(replies.map((value) => expected(value, true))));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads an XREADGROUP reply cut in two at every byte, and the reply after it', () => {
+    const reply = fc.sample(streamReply.filter(hasFields), { numRuns: 1, seed: 7 })[0] as Model;
+    const all = Buffer.concat([encode(reply), Buffer.from(':5\r\n')]);
+    const want = asText([expected(reply, true), 5]);
+    for (let cut = 0; cut <= all.length; cut++) {
+      const got: unknown[] = [];
+      const parser = new RespReplyParser(
+        (value) => got.push(value),
+        () => (got.length === 0 ? 'stream-entries' : 'text'),
+      );
+      for (const chunk of split(all, [cut])) parser.feed(chunk);
+      expect(asText(got), `cut at ${cut}`).toEqual(want);
+    }
+  });
+
+  it('gives a whole XREADGROUP reply ids as strings and shared field names', () => {
+    const entry = (id: string, payload: string): Model => ({
+      kind: 'array',
+      items: [
+        { kind: 'bulk', bytes: Buffer.from(id) },
+        {
+          kind: 'array',
+          items: ['key', 'k1', 'payload', payload, 'other', 'x'].map((text): Model => ({
+            kind: 'bulk',
+            bytes: Buffer.from(text),
+          })),
+        },
+      ],
+    });
+    const reply = (id: string): Model => ({
+      kind: 'array',
+      items: [
+        {
+          kind: 'array',
+          items: [
+            { kind: 'bulk', bytes: Buffer.from('s') },
+            { kind: 'array', items: [entry(id, '{"n":1}')] },
+          ],
+        },
+      ],
+    });
+    const got: unknown[] = [];
+    const parser = new RespReplyParser(
+      (value) => got.push(value),
+      () => 'stream-entries',
+    );
+    parser.feed(encode(reply('1-0')));
+    parser.feed(encode(reply('2-0')));
+    const [first, second] = got.map(
+      (value) => (value as [[Buffer, Array<[string, Buffer[]]>]])[0][1][0],
+    );
+    expect(first?.[0]).toBe('1-0');
+    expect(second?.[0]).toBe('2-0');
+    const [firstFields, secondFields] = [first?.[1] ?? [], second?.[1] ?? []];
+    expect(firstFields.map((field) => field.toString())).toEqual([
+      'key',
+      'k1',
+      'payload',
+      '{"n":1}',
+      'other',
+      'x',
+    ]);
+    // the reader's names are one Buffer across replies; values and other names are views
+    expect(secondFields[0]).toBe(firstFields[0]);
+    expect(secondFields[2]).toBe(firstFields[2]);
+    expect(secondFields[4]).not.toBe(firstFields[4]);
+    expect(secondFields[3]).not.toBe(firstFields[3]);
+  });
+
+  it.each([
+    ['a block that timed out', '*-1\r\n', null],
+    [
+      'an error reply',
+      '-NOGROUP No such key\r\n',
+      { error: 'NOGROUP No such key', code: 'NOGROUP' },
+    ],
+    [
+      'two streams',
+      '*2\r\n*2\r\n$1\r\na\r\n*0\r\n*2\r\n$1\r\nb\r\n*0\r\n',
+      [
+        ['a', []],
+        ['b', []],
+      ],
+    ],
+    [
+      'an entry without fields',
+      '*1\r\n*2\r\n$1\r\na\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*-1\r\n',
+      [['a', [['1-0', null]]]],
+    ],
+  ])('reads %s under the stream-entries shape as with Buffers', (_what, bytes, reply) => {
+    const got: unknown[] = [];
+    new RespReplyParser(
+      (value) => got.push(value),
+      () => 'stream-entries',
+    ).feed(Buffer.from(bytes));
+    expect(asText(got)).toEqual([reply]);
+  });
+
   it('parses a long bulk string that arrives in many chunks', () => {
     const payload = Buffer.alloc(100_000, 'x');
     const all = Buffer.concat([
@@ -128,7 +299,7 @@ describe('RespReplyParser', () => {
     const got: unknown[] = [];
     const parser = new RespReplyParser(
       (reply) => got.push(reply),
-      () => true,
+      () => 'buffers',
     );
     for (let at = 0; at < all.length; at += 1000) parser.feed(all.subarray(at, at + 1000));
     expect(got).toHaveLength(1);
@@ -140,7 +311,7 @@ describe('RespReplyParser', () => {
     const got: unknown[] = [];
     new RespReplyParser(
       (reply) => got.push(reply),
-      () => true,
+      () => 'buffers',
     ).feed(chunk);
     const [first] = got[0] as Buffer[];
     expect(first?.buffer).toBe(chunk.buffer);
@@ -162,7 +333,7 @@ describe('RespReplyParser', () => {
     const got: unknown[] = [];
     const parser = new RespReplyParser(
       (reply) => got.push(reply),
-      () => false,
+      () => 'text',
     );
     expect(() => parser.feed(Buffer.from(bytes))).toThrow(RespProtocolError);
     parser.reset();
