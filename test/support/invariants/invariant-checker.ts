@@ -40,19 +40,18 @@ const READ_TAIL_MAX_HANDLINGS = 1_000;
  *    that handling ended, and which that member handled after it sent its last recorded ack of
  *    the shard (only such ids can be in the batch in flight at the kill) — Redis applied the
  *    ack, the process died before it wrote the record.
- * 2. **perKeyOrder** — per key, in handling start order, the first handling of each sequence
- *    number comes in sequence order; and no handling of sequence q starts after a message of
- *    the same key with a higher sequence number was acked (a redelivery may repeat numbers,
- *    never go back past an acked one). The sequence number in the record must match the
- *    produced one. Where a key's next sequence number was written to another shard than the one
- *    before (a reshard moved the key), the next one's first handling must not start before the
- *    earlier one's ack was sent (`handled-before-earlier-acked`; with ack records only: the
- *    reshard keeps per-key order by draining the old shard first); such shard changes are
- *    counted (`shardChanges`), and those whose earlier message has no ack record (lost in a
- *    crash) as `shardChangesUnverified`. A message the producer wrote twice (its first call got
- *    no answer) has a copy per publish attempt (`round`): a key's entries were written in
- *    `(round, seq)` order, so a copy published again after a higher number was written ranks
- *    after it, in both checks (counted as `earlierSeqWrittenLater` where the key changed shard).
+ * 2. **perKeyOrder** — a key's entries were written in `(round, seq)` order: per-key sequence
+ *    numbers, and the producer's publish attempt (`round`, 0 when not given), since a message
+ *    whose first call got no answer may be written again in a later attempt, after higher
+ *    numbers (a copy per attempt). Per key, in handling start order, each entry's first handling
+ *    comes in that order; and no handling starts after an entry of the key later in that order
+ *    was acked (a redelivery may repeat entries, never go back past an acked one). The sequence
+ *    number in the record must match the produced one. Where a key's entries are on more than
+ *    one shard (a reshard moved the key, or a copy went to the new layout), an entry's first
+ *    handling must not start before the ack of every earlier entry on another shard was sent
+ *    (`handled-before-earlier-acked`; with ack records only: the reshard keeps per-key order by
+ *    draining the old shard first); such shard changes are counted (`shardChanges`), and
+ *    earlier entries without an ack record (lost in a crash) as `shardChangesUnverified`.
  * 3. **singleOwner** — on one shard, no two committed handlings of different members overlap in
  *    time; and one member's handlings of one shard (committed or not) never overlap (a shard's
  *    messages are handled one after another) — with `ordering: 'key'`, one member's handlings of
@@ -566,8 +565,8 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
     const acked = (ackedByKey.get(key) ?? []).sort((a, b) => a.at - b.at);
     let next = 0;
     let maxAcked: WritePlace | null = null;
-    let maxFirst = -1;
-    const seen = new Set<number>();
+    let maxFirst: WritePlace | null = null;
+    const seen = new Set<string>();
     for (const h of list) {
       const produced = ctx.produced.get(msgKey(h.s, h.id));
       if (produced !== undefined && produced.seq !== h.q) {
@@ -581,9 +580,10 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
         if (maxAcked === null || comparePlaces(place, maxAcked) > 0) maxAcked = place;
         next++;
       }
-      // (an entry Redis lost is in no check but this one; an unknown one, by number alone)
+      // (an entry Redis lost keeps its place; an unknown one, by its number alone)
       const round = ctx.roundOf.get(msgKey(h.s, h.id)) ?? maxAcked?.round ?? 0;
-      const behind = maxAcked !== null && comparePlaces({ round, seq: h.q }, maxAcked) < 0;
+      const place: WritePlace = { round, seq: h.q };
+      const behind = maxAcked !== null && comparePlaces(place, maxAcked) < 0;
       if (behind && ctx.repeatedAfterLostAck(h)) {
         log.note('redisRollback');
       } else if (behind) {
@@ -593,55 +593,83 @@ function checkPerKeyOrder(ctx: CheckContext): InvariantResult {
           () => `${h.k}#${h.q} handled by ${h.m} at ${fmt(h.t0)} after #${past} was already acked`,
         );
       }
-      if (!seen.has(h.q)) {
-        if (h.q < maxFirst) {
+      const entry = msgKey(h.s, h.id);
+      if (!seen.has(entry)) {
+        if (maxFirst !== null && comparePlaces(place, maxFirst) < 0) {
+          const after = maxFirst.seq;
           log.add(
             'first-handling-out-of-order',
-            () => `${h.k}#${h.q} first handled by ${h.m} at ${fmt(h.t0)}, after #${maxFirst}`,
+            () => `${h.k}#${h.q} first handled by ${h.m} at ${fmt(h.t0)}, after #${after}`,
           );
         }
-        seen.add(h.q);
-        maxFirst = Math.max(maxFirst, h.q);
+        seen.add(entry);
+        if (maxFirst === null || comparePlaces(place, maxFirst) > 0) maxFirst = place;
       }
     }
   }
-  if (ctx.acks) {
-    // a key moved to another shard: its next message waits for the earlier one's ack
-    // (a message published twice — its first call's outcome unknown — has two copies: each copy
-    // of the next seq is checked against each copy of the one before that was written before it;
-    // a copy of the earlier seq published again after the next one was written is later in the
-    // key's write order, and a redelivery like any other)
-    const copiesOf = new Map<string, ProducedMessage[]>();
-    for (const p of ctx.produced.values()) push(copiesOf, `${p.key}#${p.seq}`, p);
-    for (const before of ctx.produced.values()) {
-      for (const next of copiesOf.get(`${before.key}#${before.seq + 1}`) ?? []) {
-        if (before.shard === next.shard) continue;
-        if ((before.round ?? 0) > (next.round ?? 0)) {
-          log.note('earlierSeqWrittenLater');
-          continue;
-        }
-        log.note('shardChanges');
-        const first = ctx.handlingsOf.get(msgKey(next.shard, next.id))?.[0];
-        const acked = ctx.ackSentAt.get(msgKey(before.shard, before.id));
-        if (first === undefined) continue;
-        if (acked === undefined) {
-          log.note('shardChangesUnverified');
-          continue;
-        }
-        if (first.t0 < acked - ctx.slack) {
-          log.add(
-            'handled-before-earlier-acked',
-            () =>
-              `${next.key}#${next.seq} (shard ${next.shard}) first handled by ${first.m} at ${fmt(first.t0)}, before #${before.seq} (shard ${before.shard}) was acked at ${fmt(acked)}`,
-          );
-        }
-      }
-    }
-  }
+  if (ctx.acks) checkShardChanges(ctx, log);
   const basis = ctx.acks
     ? 'handling start times + ack records'
     : 'handling start times (acked ≈ end of last handling)';
   return log.result(byKey.size, basis);
+}
+
+/**
+ * A key's entries on more than one shard (a reshard moved the key; a message published again
+ * went to the new layout): each entry's first handling must not start before the ack of every
+ * entry of the key written before it on another shard was sent (the reshard drains the old shard
+ * first). Entries in `(round, seq)` order; copies in the same place (written twice, no round
+ * given) do not wait for each other.
+ */
+function checkShardChanges(ctx: CheckContext, log: ViolationLog): void {
+  const copiesOf = new Map<string, ProducedMessage[]>();
+  for (const p of ctx.produced.values()) push(copiesOf, p.key, p);
+  for (const copies of copiesOf.values()) {
+    copies.sort((a, b) => comparePlaces(placeOf(a), placeOf(b)));
+    // per shard, of the entries written earlier: the one whose ack was sent last, and whether
+    // the last of them has an ack record
+    const latest = new Map<
+      number,
+      { acked?: { copy: ProducedMessage; sent: number }; lastHasAck: boolean }
+    >();
+    let pending: ProducedMessage[] = [];
+    let previous: ProducedMessage | undefined;
+    const settle = (): void => {
+      for (const copy of pending) {
+        const sent = ctx.ackSentAt.get(msgKey(copy.shard, copy.id));
+        const known = latest.get(copy.shard);
+        const acked =
+          sent !== undefined && (known?.acked === undefined || sent > known.acked.sent)
+            ? { copy, sent }
+            : known?.acked;
+        latest.set(copy.shard, { ...(acked ? { acked } : {}), lastHasAck: sent !== undefined });
+      }
+      pending = [];
+    };
+    for (const copy of copies) {
+      const last = pending[pending.length - 1];
+      if (last !== undefined && comparePlaces(placeOf(last), placeOf(copy)) !== 0) settle();
+      pending.push(copy);
+      const changed = previous !== undefined && previous.shard !== copy.shard;
+      if (changed) log.note('shardChanges');
+      previous = copy;
+      const first = ctx.handlingsOf.get(msgKey(copy.shard, copy.id))?.[0];
+      if (first === undefined) continue;
+      for (const [shard, earlier] of latest) {
+        if (shard === copy.shard) continue;
+        if (changed && !earlier.lastHasAck) log.note('shardChangesUnverified');
+        if (earlier.acked === undefined) continue;
+        const { copy: before, sent: acked } = earlier.acked;
+        if (first.t0 < acked - ctx.slack) {
+          log.add(
+            'handled-before-earlier-acked',
+            () =>
+              `${copy.key}#${copy.seq} (shard ${copy.shard}) first handled by ${first.m} at ${fmt(first.t0)}, before #${before.seq} (shard ${before.shard}) was acked at ${fmt(acked)}`,
+          );
+        }
+      }
+    }
+  }
 }
 
 function checkSingleOwner(ctx: CheckContext): InvariantResult {
