@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { RespReplyParser } from '@redis-stream-coordinator/nestjs/internal';
 import { cpuUs } from './support/stats.js';
 import { benchPayload } from './workers/payload.js';
 
@@ -12,6 +13,8 @@ import { benchPayload } from './workers/payload.js';
  * - node-redis 6's decoder (`@redis/client`), with its default mapping (strings) and asked for
  *   Buffers as ioredis asks its own: ioredis 6's decoder is adapted from this source, which uses
  *   native `#private` fields, so the difference isolates the down-levelled field access,
+ * - the library's own parser (the shard readers' direct connection), asked for Buffers and for
+ *   the one-pass `stream-entries` shape readers use,
  * in rounds that alternate between them, and prints the CPU time per reply and per entry.
  * No Redis needed. `node .tools/bench/decoder-micro.js [ENTRIES=100] [ROUNDS=20000]`.
  */
@@ -122,12 +125,16 @@ function subjects(onReply: (reply: unknown) => void): Subject[] {
     onErrorReply: onReply,
     onPush: onReply,
   });
+  const oursBuffers = new RespReplyParser(onReply, () => 'buffers');
+  const oursEntries = new RespReplyParser(onReply, () => 'stream-entries');
   return [
     { name: 'ioredis 6.0.0 (resp/decoder)', decode: (c) => io6.write(c) },
     { name: 'ioredis 5 (redis-parser 3.0.0)', decode: (c) => io5.execute(c) },
     { name: 'node-redis 6.3.1 (RESP/decoder), strings', decode: (c) => nr.write(c) },
     { name: 'node-redis 6.3.1 (RESP/decoder), Buffers', decode: (c) => nrBuffers.write(c) },
     { name: 'lean XREADGROUP-shape reader (lower bound)', decode: (c) => onReply(leanDecode(c)) },
+    { name: 'ours (direct connection), Buffers', decode: (c) => oursBuffers.feed(c) },
+    { name: 'ours (direct connection), stream-entries', decode: (c) => oursEntries.feed(c) },
   ];
 }
 

@@ -17,6 +17,7 @@ export * from '../redis/index.js';
 export { closeConnection } from '../redis/close-connection.js';
 export { pingRedis, unreachableReason, withTimeout } from '../redis/bounded-call.js';
 export { isRedisUrl } from '../redis/redis-url.js';
+export { type ReplyShape, RespReplyParser } from '../redis/direct/resp-reply-parser.js';
 export { parseXinfoGroups, type XinfoGroup } from '../redis/xinfo-groups.js';
 
 // Every error class (the root exports the ones applications catch or throw)

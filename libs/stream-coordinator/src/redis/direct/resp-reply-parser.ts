@@ -50,7 +50,7 @@ const MINUS = 45;
  * A reply of another shape, or one that is not all in yet, is read as `buffers`. For a 100-entry
  * reply that pass took about 530 ns per entry, id string included, where the general one and the
  * id's `toString` took 825 ns (a microbenchmark on this machine, Node 20; preallocating the
- * arrays would save 45 ns more, but `new Array(n)` is linted out).
+ * arrays would save about 50 ns more, but `new Array(n)` is linted out).
  *
  * Written for the shard readers' direct connection rather than taken from a client library
  * (ioredis's parser is internal to its command queue): with it, a fresh member spent 0.7–1.5 µs
