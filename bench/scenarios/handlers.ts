@@ -5,7 +5,7 @@ import { BenchChild } from '../support/bench-child.js';
 import { BenchCoordinator, type BenchContext } from '../support/bench-context.js';
 import { effectRowMismatch } from '../support/effect-rows.js';
 import { selectShapes } from '../support/shape-filter.js';
-import { median, preciseNow } from '../support/stats.js';
+import { median } from '../support/stats.js';
 import { benchPayload } from '../workers/payload.js';
 
 /**
@@ -146,7 +146,8 @@ async function checkEffects(db: TestSchema, messages: number, label: string): Pr
 
 /**
  * Handlers: one member process holding 8 shards drains a prefill spread over 1,000 keys, per
- * handler shape (see {@link HANDLER_SHAPES}); messages/s from `go` to the last handler call, and
+ * handler shape (see {@link HANDLER_SHAPES}); messages/s from `go` to the last handler call (both
+ * timed by the member, on its monotonic clock), and
  * the member's CPU time per message. A 10 ms per-message handler on shard ordering is bounded by
  * 8 shards × 100 calls/s, so its prefill is smaller. BENCH_SHAPES (comma-separated parts of
  * shape names) runs a subset. A case that fails (a `pg-*` case without PostgreSQL, an effect
@@ -218,7 +219,6 @@ export async function runHandlersBench(
               { timeoutMs: 30_000, intervalMs: 20, message: `${stream}: every shard at the gate` },
             );
             const before = await member.request({ type: 'status' }, 'status');
-            const goAt = preciseNow();
             member.send({ type: 'go' });
             const after = await waitForValue(
               async () => {
@@ -227,7 +227,7 @@ export async function runHandlersBench(
               },
               { timeoutMs: 600_000, intervalMs: 10, message: `${stream}: ${messages} handled` },
             );
-            const ms = (after.lastAt as number) - goAt;
+            const ms = after.elapsedMs as number;
             const run: HandlerShapeRun = {
               messages,
               ms,

@@ -58,8 +58,14 @@ type Message = StreamShardMessage<{ n?: number }>;
 class ShapeState {
   handled = 0;
   calls = 0;
-  lastAt = 0;
+  /**
+   * ms from `go` to the last handler call so far, on this process's monotonic clock (the
+   * runner's wall clock and this one's need not agree: on this VM they drifted apart by seconds
+   * within a long bench run).
+   */
+  elapsedMs = 0;
   waiting = 0;
+  private goAt = 0;
   /** Messages handled before an earlier-published message of their key (must stay 0). */
   orderViolations = 0;
   private readonly lastByKey = new Map<string, number>();
@@ -83,7 +89,7 @@ class ShapeState {
     }
     this.handled += messages.length;
     this.calls++;
-    this.lastAt = preciseNow();
+    this.elapsedMs = performance.now() - this.goAt;
   }
 
   arm(): void {
@@ -95,6 +101,7 @@ class ShapeState {
   }
 
   go(): void {
+    this.goAt = performance.now();
     this.gate = null;
     this.open?.();
     this.open = null;
@@ -212,7 +219,7 @@ async function main(): Promise<void> {
           handled: handler.handled,
           calls: handler.calls,
           orderViolations: handler.orderViolations,
-          lastAt: handler.lastAt,
+          elapsedMs: handler.elapsedMs,
           waiting: handler.waiting,
           held: runtime.status().held.map((h) => h.shard),
           cpuUs: cpuUs(),
