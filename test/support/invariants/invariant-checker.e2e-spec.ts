@@ -266,6 +266,17 @@ describe('invariant checker', () => {
     const unverified = checkInvariants(run(12, false)).results.perKeyOrder;
     expect(unverified.byKind).toEqual({});
     expect(unverified.notes).toEqual({ shardChanges: 1, shardChangesUnverified: 1 });
+    // counted once per move: a third shard later does not count shard 0's missing record again
+    const c2: ProducedMessage = { key: 'c', seq: 2, shard: 7, id: '1-0' };
+    const moved = checkInvariants({
+      ...run(12, false),
+      produced: [c0, c1, c2],
+      handled: [...run(12, false).handled, h('C', c2, 40, 41)],
+      acks: [...(run(12, false).acks ?? []), ack('C', 7, ['1-0'], 42)],
+      ownership: [...(run(12, false).ownership ?? []), own('C', 7, 0, null)],
+    }).results.perKeyOrder;
+    expect(moved.byKind).toEqual({});
+    expect(moved.notes).toEqual({ shardChanges: 2, shardChangesUnverified: 1 });
     // #0 published twice (its first call unanswered): the copy on shard 0, and the one published
     // again on shard 3, handled at 25 but acked at 40 only; #1 first handled at 30 is early for it
     const again: ProducedMessage = { key: 'c', seq: 0, shard: 3, id: '5-0' };

@@ -79,10 +79,13 @@ const READ_TAIL_MAX_HANDLINGS = 1_000;
  *    violation.
  *
  * When Redis lost writes (`redisRollbacks`): the messages whose `XADD` Redis lost
- * (`lostByRedis`) are counted as such in noLoss and checked by nothing else — no one can deliver
- * them, and they are never counted as lost by the coordinator or the library. An ack Redis may
- * have lost (answered at or after a rollback's `snapshotAt`, sent before its `killedAt`) does not
- * count as an ack for per-key order and `after-ack`: the message is delivered again, which
+ * (`lostByRedis`) are counted as such in noLoss and otherwise only keep their place in their
+ * key's order (handlings of them that a member made before the loss are still checked for
+ * going back and first-handling order) — no one can deliver them after the loss, and they are
+ * never counted as lost by the coordinator or the library. An ack Redis may have lost (answered
+ * at or after a rollback's `snapshotAt`, sent before its `killedAt`) does not count as an ack
+ * for going back past an acked entry and `after-ack` (the shard-change check still takes the
+ * earliest ack sent, which only makes it more lenient): the message is delivered again, which
  * at-least-once allows. Nor does, for a message whose delivery Redis may have lost
  * (`deliveryLostByRedis`: kept, but above the group's surviving last-delivered-id), an ack sent
  * before the message's last handling ended: acking a delivery Redis forgot acknowledges nothing,
@@ -626,8 +629,8 @@ function checkShardChanges(ctx: CheckContext, log: ViolationLog): void {
   for (const p of ctx.produced.values()) push(copiesOf, p.key, p);
   for (const copies of copiesOf.values()) {
     copies.sort((a, b) => comparePlaces(placeOf(a), placeOf(b)));
-    // per shard, of the entries written earlier: the one whose ack was sent last, and whether
-    // the last of them has an ack record
+    // per shard, of the entries written earlier: the one whose ack was sent last (entries
+    // without an ack record are skipped), and whether the last of them has an ack record
     const latest = new Map<
       number,
       { acked?: { copy: ProducedMessage; sent: number }; lastHasAck: boolean }
@@ -650,15 +653,16 @@ function checkShardChanges(ctx: CheckContext, log: ViolationLog): void {
       const last = pending[pending.length - 1];
       if (last !== undefined && comparePlaces(placeOf(last), placeOf(copy)) !== 0) settle();
       pending.push(copy);
-      const changed = previous !== undefined && previous.shard !== copy.shard;
-      if (changed) log.note('shardChanges');
+      if (previous !== undefined && previous.shard !== copy.shard) {
+        log.note('shardChanges');
+        // (once per move: the entry the key left behind has no ack record)
+        if (latest.get(previous.shard)?.lastHasAck === false) log.note('shardChangesUnverified');
+      }
       previous = copy;
       const first = ctx.handlingsOf.get(msgKey(copy.shard, copy.id))?.[0];
       if (first === undefined) continue;
       for (const [shard, earlier] of latest) {
-        if (shard === copy.shard) continue;
-        if (changed && !earlier.lastHasAck) log.note('shardChangesUnverified');
-        if (earlier.acked === undefined) continue;
+        if (shard === copy.shard || earlier.acked === undefined) continue;
         const { copy: before, sent: acked } = earlier.acked;
         if (first.t0 < acked - ctx.slack) {
           log.add(
